@@ -1,0 +1,104 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "corrupt-fuzz",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CorruptFuzzCore", targets: ["CorruptFuzzCore"]),
+        .library(name: "CorruptFuzzRunner", targets: ["CorruptFuzzRunner"]),
+        .library(name: "CorruptFuzzReporting", targets: ["CorruptFuzzReporting"]),
+        .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
+        .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
+        .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
+        .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: - Engine
+        .target(
+            name: "CCorruptFuzzSpawn",
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+        .target(
+            name: "CorruptFuzzCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CorruptFuzzRunner",
+            dependencies: ["CorruptFuzzCore", "CCorruptFuzzSpawn"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CorruptFuzzReporting",
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Bundled examples (the demo's formats and loaders)
+        .target(
+            name: "CorruptFuzzExamples",
+            dependencies: ["CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "HabitLoaderNaive",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "HabitLoaderHardened",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Command-line tool
+        .executableTarget(
+            name: "corrupt-fuzz",
+            dependencies: [
+                "CorruptFuzzCore",
+                "CorruptFuzzRunner",
+                "CorruptFuzzReporting",
+                "CorruptFuzzExamples",
+                "CCorruptFuzzSpawn",
+                // The demo runs these loaders, so `swift run corrupt-fuzz` builds them.
+                "HabitLoaderNaive",
+                "HabitLoaderHardened",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+        .executableTarget(
+            name: "FixtureTarget",
+            path: "Tests/Fixtures/FixtureTarget",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzCoreTests",
+            dependencies: ["CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzRunnerTests",
+            dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "FixtureTarget"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzReportingTests",
+            dependencies: ["CorruptFuzzReporting", "CorruptFuzzRunner", "CorruptFuzzCore"],
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzCLITests",
+            dependencies: ["corrupt-fuzz", "CorruptFuzzExamples", "CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,55 @@
+#ifndef C_CORRUPT_FUZZ_SPAWN_H
+#define C_CORRUPT_FUZZ_SPAWN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// How a child run ended.
+typedef enum {
+    CF_EXITED = 0,       ///< exited normally; `code` is the exit status
+    CF_SIGNALED = 1,     ///< killed by a signal it did not get from us; `code` is the signal
+    CF_TIMED_OUT = 2,    ///< still running at the deadline; its process group was killed
+    CF_SPAWN_FAILED = 3, ///< could not be started; `code` is errno
+} cf_end;
+
+/// One captured stream: the first `cap` bytes are kept, the rest is counted and dropped.
+typedef struct {
+    uint8_t *bytes;  ///< caller-owned buffer of `cap` bytes
+    size_t cap;
+    size_t length;   ///< bytes kept (<= cap)
+    uint64_t total;  ///< bytes the child wrote in all
+} cf_capture;
+
+typedef struct {
+    cf_end end;
+    int code;
+    int64_t max_rss_kb;   ///< peak resident set size of the child (getrusage)
+    int64_t elapsed_us;
+    cf_capture out;
+    cf_capture err;
+} cf_result;
+
+/// Runs `path` with `argv`/`envp` in a new process group and waits for it.
+///
+/// stdin is `stdin_fd` (or /dev/null when negative). stdout and stderr are captured into the
+/// caller's buffers. The address space is limited to `memory_limit` bytes when it is positive,
+/// core dumps are off. At `timeout_ms` the whole process group gets SIGKILL. When the child
+/// exits, whatever it left behind in its group is killed too, so no run can leak processes.
+int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
+           int64_t memory_limit, int timeout_ms, cf_result *result);
+
+/// Installs a SIGINT/SIGTERM handler that only sets a flag; a second signal exits at once.
+void cf_install_interrupt_handler(void);
+/// Whether SIGINT or SIGTERM arrived since the handler was installed.
+int cf_interrupted(void);
+/// Sets the interrupt flag, as a signal would (for tests and for stopping a campaign).
+void cf_request_interrupt(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,242 @@
+// Process execution for corrupt-fuzz: fork/exec with a process group, resource limits,
+// capped capture of stdout/stderr, a deadline enforced with SIGKILL on the whole group.
+//
+// Written in C rather than Swift because the child side between fork() and execve() may only
+// call async-signal-safe functions, and because this is the fuzzing loop's hot path.
+#include "CCorruptFuzzSpawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// Reads what is available on `fd` into `cap`; returns 0 on EOF, 1 if more may come.
+static int drain(int fd, cf_capture *cap) {
+    uint8_t scratch[65536];
+    for (;;) {
+        uint8_t *dst;
+        size_t room;
+        if (cap->length < cap->cap) {
+            dst = cap->bytes + cap->length;
+            room = cap->cap - cap->length;
+        } else {
+            dst = scratch;
+            room = sizeof scratch;
+        }
+        ssize_t n = read(fd, dst, room);
+        if (n > 0) {
+            if (dst != scratch) cap->length += (size_t)n;
+            cap->total += (uint64_t)n;
+            continue;
+        }
+        if (n == 0) return 0;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 1;
+        return 0;
+    }
+}
+
+static void child_fail(int report_fd) {
+    int e = errno;
+    ssize_t ignored = write(report_fd, &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+}
+
+int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
+           int64_t memory_limit, int timeout_ms, cf_result *r) {
+    r->end = CF_SPAWN_FAILED;
+    r->code = 0;
+    r->max_rss_kb = 0;
+    r->elapsed_us = 0;
+    r->out.length = 0;
+    r->out.total = 0;
+    r->err.length = 0;
+    r->err.total = 0;
+
+    int out_pipe[2], err_pipe[2], report_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) { r->code = errno; return -1; }
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+        r->code = errno; close(out_pipe[0]); close(out_pipe[1]); return -1;
+    }
+    if (pipe2(report_pipe, O_CLOEXEC) != 0) {
+        r->code = errno;
+        close(out_pipe[0]); close(out_pipe[1]); close(err_pipe[0]); close(err_pipe[1]);
+        return -1;
+    }
+    int null_fd = -1;
+    if (stdin_fd < 0) null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    int64_t start = now_us();
+    pid_t pid = fork();
+    if (pid == 0) {
+        // Child: async-signal-safe calls only.
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        if (memory_limit > 0) {
+            struct rlimit as = {(rlim_t)memory_limit, (rlim_t)memory_limit};
+            setrlimit(RLIMIT_AS, &as);
+        }
+        int in = stdin_fd >= 0 ? stdin_fd : null_fd;
+        if (in >= 0 && dup2(in, STDIN_FILENO) < 0) child_fail(report_pipe[1]);
+        if (dup2(out_pipe[1], STDOUT_FILENO) < 0) child_fail(report_pipe[1]);
+        if (dup2(err_pipe[1], STDERR_FILENO) < 0) child_fail(report_pipe[1]);
+        execve(path, argv, envp);
+        child_fail(report_pipe[1]);
+    }
+    int fork_errno = errno;
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    close(report_pipe[1]);
+    if (null_fd >= 0) close(null_fd);
+    if (pid < 0) {
+        r->code = fork_errno;
+        close(out_pipe[0]); close(err_pipe[0]); close(report_pipe[0]);
+        return -1;
+    }
+    setpgid(pid, pid);  // also from the parent, so the group exists before we may kill it
+
+    // Did execve succeed? The report pipe closes on exec (EOF) or carries errno.
+    int child_errno = 0;
+    ssize_t got;
+    do { got = read(report_pipe[0], &child_errno, sizeof child_errno); } while (got < 0 && errno == EINTR);
+    close(report_pipe[0]);
+    if (got == (ssize_t)sizeof child_errno) {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        close(out_pipe[0]); close(err_pipe[0]);
+        r->end = CF_SPAWN_FAILED;
+        r->code = child_errno;
+        return -1;
+    }
+
+    fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+    fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+    int pidfd = open_pidfd(pid);
+    int out_open = 1, err_open = 1, exited = 0, timed_out = 0;
+    int64_t deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * 1000 : INT64_MAX;
+    siginfo_t info;
+
+    while (!exited) {
+        struct pollfd fds[3];
+        int n = 0, out_i = -1, err_i = -1, pid_i = -1;
+        if (out_open) { fds[n].fd = out_pipe[0]; fds[n].events = POLLIN; out_i = n++; }
+        if (err_open) { fds[n].fd = err_pipe[0]; fds[n].events = POLLIN; err_i = n++; }
+        if (pidfd >= 0) { fds[n].fd = pidfd; fds[n].events = POLLIN; pid_i = n++; }
+        int64_t left_us = deadline - now_us();
+        if (left_us <= 0) { timed_out = 1; break; }
+        int wait_ms = left_us > INT32_MAX / 2 ? INT32_MAX / 2 : (int)((left_us + 999) / 1000);
+        if (pidfd < 0 && wait_ms > 5) wait_ms = 5;  // no pidfd: poll for the exit
+        int ready = poll(fds, (nfds_t)n, wait_ms);
+        if (ready < 0 && errno != EINTR) break;
+        if (ready > 0) {
+            if (out_i >= 0 && fds[out_i].revents) out_open = drain(out_pipe[0], &r->out);
+            if (err_i >= 0 && fds[err_i].revents) err_open = drain(err_pipe[0], &r->err);
+        }
+        if (pid_i >= 0 && ready > 0 && !fds[pid_i].revents) continue;
+        memset(&info, 0, sizeof info);
+        // WNOWAIT: keep the child unreaped, so its pid (= the group id) cannot be reused
+        // before we have killed what it left behind.
+        if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+            exited = 1;
+        }
+    }
+    r->elapsed_us = now_us() - start;
+    // Kill the whole group: on timeout the target itself, otherwise whatever it left running.
+    kill(-pid, SIGKILL);
+    if (timed_out) kill(pid, SIGKILL);
+
+    struct rusage usage;
+    int status = 0;
+    memset(&usage, 0, sizeof usage);
+    while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {}
+    if (pidfd >= 0) close(pidfd);
+    r->max_rss_kb = usage.ru_maxrss;
+
+    // Collect the rest of the output. Everything in the group is dead now, so EOF comes at once
+    // unless a grandchild escaped into its own session; bound the wait for that case.
+    int64_t drain_deadline = now_us() + 50000;
+    while (out_open || err_open) {
+        struct pollfd fds[2];
+        int n = 0, out_i = -1, err_i = -1;
+        if (out_open) { fds[n].fd = out_pipe[0]; fds[n].events = POLLIN; out_i = n++; }
+        if (err_open) { fds[n].fd = err_pipe[0]; fds[n].events = POLLIN; err_i = n++; }
+        int64_t left = drain_deadline - now_us();
+        if (left <= 0) break;
+        int ready = poll(fds, (nfds_t)n, (int)(left / 1000) + 1);
+        if (ready <= 0) { if (ready < 0 && errno == EINTR) continue; break; }
+        if (out_i >= 0 && fds[out_i].revents) out_open = drain(out_pipe[0], &r->out);
+        if (err_i >= 0 && fds[err_i].revents) err_open = drain(err_pipe[0], &r->err);
+    }
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+
+    if (timed_out) {
+        r->end = CF_TIMED_OUT;
+        r->code = SIGKILL;
+    } else if (WIFSIGNALED(status)) {
+        r->end = CF_SIGNALED;
+        r->code = WTERMSIG(status);
+    } else {
+        r->end = CF_EXITED;
+        r->code = WEXITSTATUS(status);
+    }
+    return 0;
+}
+
+// MARK: - Interrupts
+
+static volatile sig_atomic_t interrupted = 0;
+
+static void on_interrupt(int sig) {
+    if (interrupted) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    interrupted = 1;
+}
+
+void cf_install_interrupt_handler(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int cf_interrupted(void) { return interrupted != 0; }
+
+void cf_request_interrupt(void) { interrupted = 1; }

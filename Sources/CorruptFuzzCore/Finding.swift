@@ -1,0 +1,58 @@
+/// The kinds of bug the oracle reports; each is one check (one JUnit test case) per target.
+public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
+    /// The loader died by a signal.
+    case crash
+    /// The loader did not exit before the deadline.
+    case hang
+    /// The loader went over the memory limit.
+    case oom
+    /// The loader accepted input the validator (or the mutation's expectation) says is invalid.
+    case silentAcceptance = "silent-acceptance"
+    /// The loader rejected input the validator says is valid, such as an unmodified seed.
+    case falseRejection = "false-rejection"
+    /// The loader rejected invalid input but gave the wrong reason, e.g. `corrupt` for a file
+    /// from a newer version, which the app would then delete.
+    case wrongReason = "wrong-reason"
+
+    public static func < (a: Self, b: Self) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// One distinct bug: a kind and a signature, plus what it takes to reproduce it.
+public struct Finding: Sendable, Hashable {
+    public var kind: FindingKind
+    /// What makes two hits the same bug: the signal and top frames of a crash, or the reasons.
+    public var signature: String
+    /// A human explanation, e.g. the validator's message for a silent acceptance.
+    public var detail: String
+    /// The input that first hit it, before minimization.
+    public var input: TestInput
+    /// The execution that showed it.
+    public var execution: Execution
+    /// The validator's verdict on the input, when one ran.
+    public var verdict: Verdict?
+
+    public init(kind: FindingKind, signature: String, detail: String, input: TestInput, execution: Execution, verdict: Verdict?) {
+        self.kind = kind
+        self.signature = signature
+        self.detail = detail
+        self.input = input
+        self.execution = execution
+        self.verdict = verdict
+    }
+
+    /// The deduplication key.
+    public var key: FindingKey { FindingKey(kind: kind, signature: signature) }
+}
+
+/// Kind plus signature: two hits with the same key are the same bug.
+public struct FindingKey: Sendable, Hashable, Codable {
+    public var kind: FindingKind
+    public var signature: String
+
+    public init(kind: FindingKind, signature: String) {
+        self.kind = kind
+        self.signature = signature
+    }
+}

@@ -1,0 +1,53 @@
+/// A small, fast, seedable random number generator (xoshiro256**), seeded through SplitMix64.
+///
+/// Every random choice corrupt-fuzz makes goes through this type, so a campaign is a pure
+/// function of its seed and its corpus. `Int.random(in:)` and `shuffled()` without a
+/// generator are never used.
+public struct FuzzRNG: RandomNumberGenerator, Sendable, Hashable {
+    private var s0: UInt64
+    private var s1: UInt64
+    private var s2: UInt64
+    private var s3: UInt64
+
+    /// Creates a generator whose whole sequence is determined by `seed`.
+    public init(seed: UInt64) {
+        var sm = seed
+        func splitMix() -> UInt64 {
+            sm &+= 0x9E37_79B9_7F4A_7C15
+            var z = sm
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        s0 = splitMix()
+        s1 = splitMix()
+        s2 = splitMix()
+        s3 = splitMix()
+    }
+
+    public mutating func next() -> UInt64 {
+        let result = ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
+        let t = s1 << 17
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = (s3 << 45) | (s3 >> 19)
+        return result
+    }
+
+    /// Returns a uniform integer in `0..<bound`; `bound` must be positive.
+    @inlinable
+    public mutating func below(_ bound: Int) -> Int {
+        precondition(bound > 0, "bound must be positive")
+        return Int(truncatingIfNeeded: next(upperBound: UInt64(bound)))
+    }
+
+    /// Returns true with probability `1 / n`.
+    @inlinable
+    public mutating func oneIn(_ n: Int) -> Bool { below(n) == 0 }
+
+    /// Derives an independent generator, e.g. one per seed file or per worker.
+    public mutating func split() -> FuzzRNG { FuzzRNG(seed: next()) }
+}

@@ -1,0 +1,164 @@
+// MARK: - Byte-level mutators
+
+extension Mutator {
+    /// The byte-level mutators a file fuzzer stacks in its havoc stage.
+    public static let byteLevel: [Mutator] = [
+        .bitFlip, .byteFlip, .randomByte, .arithmetic, .interestingInteger,
+        .insertBytes, .deleteRange, .duplicateRange, .copyRange, .truncate, .splice,
+    ]
+
+    /// Flips one bit.
+    public static let bitFlip = Mutator(name: "bit-flip") { bytes, rng, _ in
+        guard !bytes.isEmpty else { return nil }
+        let at = rng.below(bytes.count), bit = rng.below(8)
+        bytes[at] ^= UInt8(1) << bit
+        return "bit-flip@\(at).\(bit)"
+    }
+
+    /// Inverts 1, 2 or 4 consecutive bytes.
+    public static let byteFlip = Mutator(name: "byte-flip") { bytes, rng, _ in
+        guard !bytes.isEmpty else { return nil }
+        let width = min([1, 2, 4][rng.below(3)], bytes.count)
+        let at = rng.below(bytes.count - width + 1)
+        for i in at..<(at + width) { bytes[i] ^= 0xFF }
+        return "byte-flip\(width)@\(at)"
+    }
+
+    /// Sets one byte to a random value.
+    public static let randomByte = Mutator(name: "random-byte") { bytes, rng, _ in
+        guard !bytes.isEmpty else { return nil }
+        let at = rng.below(bytes.count)
+        bytes[at] ^= UInt8(1 + rng.below(255))
+        return "random-byte@\(at)"
+    }
+
+    /// Adds or subtracts a small number to an integer of width 1, 2 or 4, in either byte order.
+    public static let arithmetic = Mutator(name: "arithmetic") { bytes, rng, _ in
+        let width = [1, 2, 4, 8][rng.below(4)]
+        guard bytes.count >= width else { return nil }
+        let at = rng.below(bytes.count - width + 1)
+        let bigEndian = rng.oneIn(2)
+        let delta = UInt64(1 + rng.below(35))
+        let value = IntegerField.read(bytes, at: at, width: width, bigEndian: bigEndian)
+        let add = rng.oneIn(2)
+        IntegerField.write(&bytes, at: at, width: width, bigEndian: bigEndian, value: add ? value &+ delta : value &- delta)
+        return "arith\(width * 8)\(bigEndian ? "be" : "le")\(add ? "+" : "-")\(delta)@\(at)"
+    }
+
+    /// Overwrites an integer of width 1, 2, 4 or 8, in either byte order, with a boundary value:
+    /// 0, 1, -1, the signed minimum and maximum, powers of two, or a length ± 1.
+    public static let interestingInteger = Mutator(name: "interesting-int") { bytes, rng, _ in
+        let width = [1, 2, 4, 8][rng.below(4)]
+        guard bytes.count >= width else { return nil }
+        let at = rng.below(bytes.count - width + 1)
+        let bigEndian = rng.oneIn(2)
+        let candidates = IntegerField.interestingValues(width: width, length: bytes.count, offset: at)
+        let (label, value) = candidates[rng.below(candidates.count)]
+        IntegerField.write(&bytes, at: at, width: width, bigEndian: bigEndian, value: value)
+        return "int\(width * 8)\(bigEndian ? "be" : "le")=\(label)@\(at)"
+    }
+
+    /// Inserts 1 to 32 bytes (random, or one repeated byte) at a random position.
+    public static let insertBytes = Mutator(name: "insert") { bytes, rng, context in
+        let count = 1 + rng.below(32)
+        guard bytes.count + count <= context.maxLength else { return nil }
+        let at = rng.below(bytes.count + 1)
+        let repeated = rng.oneIn(2)
+        let fill = UInt8(truncatingIfNeeded: rng.next())
+        let inserted = (0..<count).map { _ in repeated ? fill : UInt8(truncatingIfNeeded: rng.next()) }
+        bytes.insert(contentsOf: inserted, at: at)
+        return "insert\(count)@\(at)"
+    }
+
+    /// Deletes a range of up to a quarter of the input (at least one byte).
+    public static let deleteRange = Mutator(name: "delete") { bytes, rng, _ in
+        guard bytes.count >= 2 else { return nil }
+        let count = 1 + rng.below(max(1, bytes.count / 4))
+        let at = rng.below(bytes.count - count + 1)
+        bytes.removeSubrange(at..<(at + count))
+        return "delete\(count)@\(at)"
+    }
+
+    /// Duplicates a range in place, so a field or a record appears twice.
+    public static let duplicateRange = Mutator(name: "duplicate") { bytes, rng, context in
+        guard !bytes.isEmpty else { return nil }
+        let count = 1 + rng.below(min(bytes.count, 64))
+        guard bytes.count + count <= context.maxLength else { return nil }
+        let at = rng.below(bytes.count - count + 1)
+        bytes.insert(contentsOf: bytes[at..<(at + count)], at: at + count)
+        return "duplicate\(count)@\(at)"
+    }
+
+    /// Copies a range over another place in the same input.
+    public static let copyRange = Mutator(name: "copy") { bytes, rng, _ in
+        guard bytes.count >= 2 else { return nil }
+        let count = 1 + rng.below(min(bytes.count / 2, 64))
+        let from = rng.below(bytes.count - count + 1)
+        let to = rng.below(bytes.count - count + 1)
+        let chunk = Array(bytes[from..<(from + count)])
+        bytes.replaceSubrange(to..<(to + count), with: chunk)
+        return "copy\(count)@\(from)->\(to)"
+    }
+
+    /// Cuts the input at a random length, as a write that was interrupted does.
+    public static let truncate = Mutator(name: "truncate") { bytes, rng, _ in
+        guard !bytes.isEmpty else { return nil }
+        let length = rng.below(bytes.count)
+        bytes.removeSubrange(length...)
+        return "truncate@\(length)"
+    }
+
+    /// Joins a prefix of the input with a suffix of another corpus file.
+    public static let splice = Mutator(name: "splice") { bytes, rng, context in
+        guard let partner = context.partner, !partner.isEmpty, !bytes.isEmpty, partner != bytes else { return nil }
+        let cut = rng.below(bytes.count)
+        let from = rng.below(partner.count)
+        let tail = partner[from...].prefix(max(0, context.maxLength - cut))
+        bytes.replaceSubrange(cut..., with: tail)
+        return "splice@\(cut)+\(from)"
+    }
+}
+
+// MARK: - Integer fields
+
+/// Reads and writes unsigned integers of width 1, 2, 4 or 8 in either byte order.
+public enum IntegerField {
+    @inlinable
+    public static func read(_ bytes: [UInt8], at offset: Int, width: Int, bigEndian: Bool) -> UInt64 {
+        var value: UInt64 = 0
+        for i in 0..<width {
+            let byte = UInt64(bytes[offset + (bigEndian ? i : width - 1 - i)])
+            value = value << 8 | byte
+        }
+        return value
+    }
+
+    @inlinable
+    public static func write(_ bytes: inout [UInt8], at offset: Int, width: Int, bigEndian: Bool, value: UInt64) {
+        for i in 0..<width {
+            let byte = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))
+            bytes[offset + (bigEndian ? width - 1 - i : i)] = byte
+        }
+    }
+
+    /// Boundary values for a field of `width` bytes at `offset` in an input of `length` bytes.
+    public static func interestingValues(width: Int, length: Int, offset: Int) -> [(String, UInt64)] {
+        let bits = UInt64(width * 8)
+        let mask: UInt64 = bits == 64 ? .max : (1 << bits) - 1
+        let signedMin: UInt64 = 1 << (bits - 1)
+        var values: [(String, UInt64)] = [
+            ("0", 0), ("1", 1), ("-1", mask), ("min", signedMin), ("max", signedMin - 1),
+            ("min+1", signedMin + 1), ("max-1", signedMin - 2), ("umax-1", mask - 1),
+            ("16", 16), ("32", 32), ("64", 64), ("100", 100), ("127", 127), ("128", 128),
+            ("255", 255), ("256", 256), ("512", 512), ("1000", 1000), ("1024", 1024),
+            ("4096", 4096), ("32767", 32767), ("32768", 32768), ("65535", 65535), ("65536", 65536),
+        ]
+        let remaining = UInt64(length - offset - width)
+        for (name, base) in [("len", UInt64(length)), ("rest", remaining)] {
+            values.append(("\(name)-1", base &- 1))
+            values.append((name, base))
+            values.append(("\(name)+1", base + 1))
+        }
+        return values.map { ($0.0, $0.1 & mask) }
+    }
+}

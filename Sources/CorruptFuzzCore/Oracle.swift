@@ -1,0 +1,85 @@
+/// Decides whether one execution shows a bug.
+///
+/// The label of an input is the mutation's expectation when there is one (a missing file must
+/// be rejected as `not-found`), otherwise the validator's verdict. Crashes, hangs and memory
+/// blow-ups are bugs whatever the label.
+public struct Oracle: Sendable {
+    public init() {}
+
+    /// Whether the oracle needs the validator's verdict to judge `outcome`.
+    public func needsVerdict(for outcome: Outcome, input: TestInput) -> Bool {
+        switch outcome {
+        case .accepted, .rejected: input.expectation == nil && Expectation.intrinsic(for: input.bytes) == nil
+        case .crashed, .hung, .outOfMemory: false
+        }
+    }
+
+    /// Judges one execution.
+    /// - Parameters:
+    ///   - input: The input, with its expectation if its mutation knows one.
+    ///   - execution: What the loader did.
+    ///   - verdict: The validator's verdict, or nil when there is no validator.
+    /// - Returns: The finding, or nil when the loader behaved.
+    public func judge(_ input: TestInput, execution: Execution, verdict: Verdict?) -> Finding? {
+        let label: Verdict?
+        if let expectation = Expectation.intrinsic(for: input.bytes) ?? input.expectation {
+            label = .invalid(reason: expectation.reason, message: expectation.because)
+        } else if case .undecided? = verdict {
+            label = nil
+        } else {
+            label = verdict
+        }
+        func finding(_ kind: FindingKind, _ signature: String, _ detail: String) -> Finding {
+            Finding(kind: kind, signature: signature, detail: detail, input: input, execution: execution, verdict: label)
+        }
+        switch execution.outcome {
+        case .crashed(let signal, let frames, let message):
+            return finding(.crash, CrashSignature.make(signal: signal, frames: frames, message: message), execution.outcome.summary)
+        case .hung(let ms):
+            return finding(.hang, "no exit within the timeout", "no exit within \(ms) ms")
+        case .outOfMemory(_, let message):
+            return finding(.oom, "over the memory limit", message ?? execution.outcome.summary)
+        case .accepted:
+            guard case .invalid(let reason, let message)? = label else { return nil }
+            let signature = reason.map { "\($0): " } ?? ""
+            return finding(.silentAcceptance, signature + Normalize.message(message), "accepted, but the validator says: \(message)")
+        case .rejected(let reason, _, let message):
+            switch label {
+            case nil, .undecided?:
+                return nil
+            case .valid?:
+                let said = reason ?? "no reason"
+                return finding(.falseRejection, "rejected valid input as \(said)", "rejected a valid file (\(said))" + (message.map { ": \($0)" } ?? ""))
+            case .invalid(let expected, let validatorMessage)?:
+                guard let expected, let reason, reason != expected else { return nil }
+                return finding(
+                    .wrongReason, "expected \(expected), got \(reason)",
+                    "rejected as \(reason), but it should be \(expected): \(validatorMessage)")
+            }
+        }
+    }
+}
+
+/// Makes messages comparable across inputs by replacing the numbers in them.
+public enum Normalize {
+    /// Replaces each run of digits (and each hex literal) with `#`, so that
+    /// `habits[2].dates.count: 99` and `habits[0].dates.count: 7` share a signature.
+    public static func message(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.count)
+        var chars = Array(text.unicodeScalars)[...]
+        while let c = chars.first {
+            if c == "0", chars.dropFirst().first == "x" || chars.dropFirst().first == "X" {
+                chars = chars.dropFirst(2).drop { $0.properties.isASCIIHexDigit }
+                out += "#"
+            } else if c.properties.numericType != nil, c.isASCII {
+                chars = chars.drop { $0.isASCII && $0.properties.numericType != nil }
+                out += "#"
+            } else {
+                out.unicodeScalars.append(c)
+                chars = chars.dropFirst()
+            }
+        }
+        return String(out.prefix(200))
+    }
+}

@@ -1,0 +1,78 @@
+/// What a loader did with one input, as seen from outside it.
+///
+/// These are the target protocol's five answers: exit 0 is acceptance (stdout is the digest),
+/// another exit is a rejection (a first stderr line `reason: WORD` names the reason), death by
+/// a signal is a crash, no exit before the deadline a hang, and exceeding the memory limit oom.
+public enum Outcome: Sendable, Hashable {
+    case accepted(digest: String)
+    case rejected(reason: String?, exitCode: Int32, message: String?)
+    case crashed(signal: Int32, frames: [String], message: String?)
+    case hung(milliseconds: Int)
+    case outOfMemory(peakKilobytes: Int64, message: String?)
+
+    /// A short word for logs: accepted, rejected, crash, hang, oom.
+    public var word: String {
+        switch self {
+        case .accepted: "accepted"
+        case .rejected: "rejected"
+        case .crashed: "crash"
+        case .hung: "hang"
+        case .outOfMemory: "oom"
+        }
+    }
+
+    /// A one-line human description, e.g. `rejected (reason: corrupt, exit 1)`.
+    public var summary: String {
+        switch self {
+        case .accepted(let digest):
+            let line = digest.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? ""
+            return line.isEmpty ? "accepted" : "accepted (digest: \(line.prefix(80)))"
+        case .rejected(let reason, let code, let message):
+            var text = "rejected (reason: \(reason ?? "none given"), exit \(code))"
+            if let message, !message.isEmpty { text += ": \(message.prefix(160))" }
+            return text
+        case .crashed(let signal, let frames, let message):
+            var text = "crash (\(SignalName.of(signal)))"
+            if let message { text += ": \(message.prefix(160))" }
+            if !frames.isEmpty { text += " at \(frames.joined(separator: " ← "))" }
+            return text
+        case .hung(let ms):
+            return "hang (no exit within \(ms) ms)"
+        case .outOfMemory(let peak, let message):
+            var text = "oom (peak \(peak / 1024) MiB)"
+            if let message { text += ": \(message.prefix(160))" }
+            return text
+        }
+    }
+}
+
+/// One execution of a loader: its outcome plus what it printed, for reports.
+public struct Execution: Sendable, Hashable {
+    public var outcome: Outcome
+    /// The first bytes of standard output (capped).
+    public var stdout: [UInt8]
+    /// The first bytes of standard error (capped).
+    public var stderr: [UInt8]
+    /// Wall-clock time of the run, in microseconds.
+    public var microseconds: Int64
+
+    public init(outcome: Outcome, stdout: [UInt8] = [], stderr: [UInt8] = [], microseconds: Int64 = 0) {
+        self.outcome = outcome
+        self.stdout = stdout
+        self.stderr = stderr
+        self.microseconds = microseconds
+    }
+}
+
+/// Names of POSIX signals as people read them.
+public enum SignalName {
+    /// Returns `SIGSEGV` for 11 and so on; unknown numbers read `signal N`.
+    public static func of(_ signal: Int32) -> String {
+        let names: [Int32: String] = [
+            1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+            7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2",
+            13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS",
+        ]
+        return names[signal] ?? "signal \(signal)"
+    }
+}

@@ -1,0 +1,60 @@
+/// What a correct loader must do with an input, when the mutator that made it knows.
+///
+/// A missing file must be rejected as `not-found`, an empty one as `empty`; formats add their
+/// own (a future version must be rejected as `unsupported-version`).
+public struct Expectation: Sendable, Hashable, Codable {
+    /// The reason word the loader must give when it rejects the input.
+    public var reason: String
+    /// Why this is expected, for reports ("the file does not exist").
+    public var because: String
+
+    public init(reason: String, because: String) {
+        self.reason = reason
+        self.because = because
+    }
+
+    public static let notFound = Expectation(reason: "not-found", because: "the file does not exist")
+    public static let empty = Expectation(reason: "empty", because: "the file is empty")
+
+    /// What every loader must do with these bytes whatever the format: reject a missing file
+    /// as `not-found` and an empty one as `empty`.
+    public static func intrinsic(for bytes: [UInt8]?) -> Expectation? {
+        guard let bytes else { return .notFound }
+        return bytes.isEmpty ? .empty : nil
+    }
+}
+
+/// One candidate input for a loader: its bytes (or a missing file), and how it was made.
+public struct TestInput: Sendable, Hashable {
+    /// The file's content, or nil for a file that does not exist.
+    public var bytes: [UInt8]?
+    /// The names of the mutations applied, in order; empty for an unmodified seed.
+    public var mutations: [String]
+    /// The name of the seed this input descends from.
+    public var seedName: String
+    /// What the loader must do with it, if the mutation knows.
+    public var expectation: Expectation?
+
+    public init(bytes: [UInt8]?, mutations: [String] = [], seedName: String, expectation: Expectation? = nil) {
+        self.bytes = bytes
+        self.mutations = mutations
+        self.seedName = seedName
+        self.expectation = expectation
+    }
+
+    /// A readable description of how the input was made, as it appears in reports.
+    public var origin: String {
+        mutations.isEmpty ? seedName : "\(seedName) + \(mutations.joined(separator: ", "))"
+    }
+}
+
+/// A named seed file from the corpus.
+public struct Seed: Sendable, Hashable {
+    public var name: String
+    public var bytes: [UInt8]
+
+    public init(name: String, bytes: [UInt8]) {
+        self.name = name
+        self.bytes = bytes
+    }
+}

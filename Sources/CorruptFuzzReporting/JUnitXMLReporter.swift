@@ -1,0 +1,134 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+
+/// Writes a run as JUnit XML that CI dashboards read: one test suite per target, one test case
+/// per check (crash, hang, oom, silent-acceptance, false-rejection, wrong-reason).
+///
+/// Valid against Jenkins' strict junit-10.xsd: no `file`/`line` attributes, times with at most
+/// three decimals, every captured byte made safe for XML.
+public struct JUnitXMLReporter: Sendable {
+    public init() {}
+
+    /// Renders the report.
+    public func render(_ report: RunReport) -> String {
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        let tests = report.suites.count * FindingKind.allCases.count
+        let failures = report.suites.reduce(0) { count, suite in
+            count + Set(suite.result.findings.map(\.finding.kind)).count
+        }
+        let time = report.suites.reduce(0) { $0 + $1.result.totalSeconds }
+        xml += #"<testsuites name="corrupt-fuzz" tests="\#(tests)" failures="\#(failures)" errors="0" time="\#(junitTime(time))">"# + "\n"
+        for suite in report.suites { renderSuite(suite, report: report, into: &xml) }
+        xml += "</testsuites>\n"
+        return xml
+    }
+
+    private func renderSuite(_ suite: RunReport.Suite, report: RunReport, into xml: inout String) {
+        let result = suite.result
+        let failing = Set(result.findings.map(\.finding.kind))
+        let skippedChecks = FindingKind.allCases.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
+        xml += "  <testsuite"
+        xml += attribute("name", result.targetName)
+        xml += attribute("tests", "\(FindingKind.allCases.count)")
+        xml += attribute("failures", "\(failing.count)")
+        xml += attribute("errors", "0")
+        xml += attribute("skipped", "\(skippedChecks.count)")
+        xml += attribute("time", junitTime(result.totalSeconds))
+        xml += attribute("timestamp", report.timestamp)
+        xml += attribute("hostname", report.hostname)
+        xml += ">\n"
+        xml += "    <properties>\n"
+        let properties: [(String, String)] = [
+            ("target", result.targetCommand),
+            ("validator", result.validatorName ?? "(none)"),
+            ("seed", "\(result.configuration.seed)"),
+            ("corpus", result.seedNames.joined(separator: ", ")),
+            ("executions", "\(result.executions)"),
+            ("executions-per-second", junitTime(result.executionsPerSecond)),
+            ("stop-reason", result.stopReason),
+            ("report-folder", report.folder),
+        ]
+        for (name, value) in properties {
+            xml += "      <property" + attribute("name", name) + attribute("value", value) + "/>\n"
+        }
+        xml += "    </properties>\n"
+        let classname = "corrupt-fuzz." + result.targetName
+        for kind in FindingKind.allCases {
+            let records = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
+            xml += "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
+                + attribute("time", junitTime(result.totalSeconds)) + ">\n"
+            if records.isEmpty, let reason = skipReason(for: kind, result: result) {
+                xml += "      <skipped" + attribute("message", reason) + "/>\n"
+            }
+            for index in records {
+                let record = result.findings[index]
+                let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
+                xml += "      <failure" + attribute("type", kind.rawValue)
+                    + attribute("message", failureMessage(record, saved: saved)) + ">"
+                xml += XMLText.escape(failureBody(record, saved: saved, seed: result.configuration.seed))
+                xml += "</failure>\n"
+            }
+            xml += "    </testcase>\n"
+        }
+        xml += "  </testsuite>\n"
+    }
+
+    /// Why a check could not be made, if it could not.
+    func skipReason(for kind: FindingKind, result: CampaignResult) -> String? {
+        switch kind {
+        case .silentAcceptance, .falseRejection:
+            return result.validatorName == nil
+                ? "no validator: only the built-in expectations (missing and empty files) were checked" : nil
+        case .wrongReason:
+            return result.targetGivesReasons ? nil : "the target never printed a 'reason: WORD' line, so reasons could not be compared"
+        case .crash, .hang, .oom:
+            return nil
+        }
+    }
+
+    func failureMessage(_ record: FindingRecord, saved: RunReport.SavedReproducer?) -> String {
+        var text = "\(record.finding.signature) (hit \(record.hits) time\(record.hits == 1 ? "" : "s"))"
+        if let path = saved?.minimized { text += "; reproducer: \(path)" }
+        if let replay = saved?.replayCommand { text += "; replay: \(replay)" }
+        return text
+    }
+
+    func failureBody(_ record: FindingRecord, saved: RunReport.SavedReproducer?, seed: UInt64) -> String {
+        let finding = record.finding
+        var lines = [
+            "\(finding.kind.rawValue): \(finding.signature)",
+            "what happened: \(finding.detail)",
+        ]
+        if case .invalid(let reason, let message)? = finding.verdict {
+            lines.append("validator: \(reason.map { "\($0): " } ?? "")\(message)")
+        }
+        if let expectation = finding.input.expectation {
+            lines.append("expected: rejected as \(expectation.reason) (\(expectation.because))")
+        }
+        lines.append("input: \(finding.input.origin)")
+        lines.append("seed: \(seed) (rerun with --seed \(seed))")
+        lines.append("first hit: execution \(record.firstExecution), after \(junitTime(record.firstSeconds)) s; hits: \(record.hits)")
+        if let saved {
+            lines.append("reproducer: \(saved.minimized ?? "(a missing file: no file to save)")")
+            if let original = saved.original { lines.append("original: \(original)") }
+            lines.append("replay: \(saved.replayCommand)")
+        }
+        if let minimized = record.minimized, let original = finding.input.bytes {
+            lines.append("minimized: \(original.count) -> \(minimized.count) bytes in \(record.minimizationTests) executions")
+        }
+        let execution = record.minimizedExecution ?? finding.execution
+        if !execution.stderr.isEmpty {
+            lines.append("stderr (first 2 KiB):")
+            lines.append(XMLText.decode(execution.stderr.prefix(2048)))
+        }
+        if !execution.stdout.isEmpty {
+            lines.append("stdout (first 1 KiB):")
+            lines.append(XMLText.decode(execution.stdout.prefix(1024)))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func attribute(_ name: String, _ value: String) -> String {
+        " \(name)=\"\(XMLText.escape(value, attribute: true))\""
+    }
+}

@@ -1,0 +1,128 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// Writes a run's report folder: reproducer files first (so nothing found is lost if a later
+/// step fails), then junit.xml and summary.json, each written to a temporary file and renamed.
+///
+/// ```
+/// Reports/20261122-143000-seed42/
+///   junit.xml  summary.json
+///   findings/habit-loader-naive/crash-1/minimized.habits  original.habits  finding.txt
+/// ```
+public struct ReportWriter: Sendable {
+    /// The parent folder, e.g. `Reports`.
+    public let root: URL
+    /// The run's own folder inside it.
+    public let folder: URL
+    public let runID: String
+
+    /// Creates the run's folder under `root`, failing early when it cannot be written.
+    /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`).
+    public init(root: String, runID: String) throws(CorruptFuzzError) {
+        self.root = URL(fileURLWithPath: root).standardizedFileURL
+        self.runID = runID
+        folder = self.root.appendingPathComponent(runID)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let probe = folder.appendingPathComponent(".write-test")
+            try Data().write(to: probe)
+            try FileManager.default.removeItem(at: probe)
+        } catch {
+            throw CorruptFuzzError(.reportWriteFailed, "cannot write to the reports folder \(root): \(Self.describe(error))")
+        }
+    }
+
+    /// A run ID from the time and seed: `20261122-143000-seed42`.
+    public static func makeRunID(date: Date = Date(), seed: UInt64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "\(formatter.string(from: date))-seed\(seed)"
+    }
+
+    /// Saves every finding's files and fills in `reproducers` for each suite.
+    /// - Parameter replayPrefix: Makes the replay command for a suite and a reproducer path.
+    public func saveReproducers(
+        _ suites: inout [RunReport.Suite], fileExtension: (RunReport.Suite) -> String,
+        replayCommand: (RunReport.Suite, String) -> String
+    ) throws(CorruptFuzzError) {
+        for s in suites.indices {
+            let suite = suites[s]
+            let ext = fileExtension(suite)
+            let suffix = ext.isEmpty ? "" : ".\(ext)"
+            let targetFolder = folder.appendingPathComponent("findings").appendingPathComponent(Self.slug(suite.result.targetName))
+            var counters: [FindingKind: Int] = [:]
+            var saved: [RunReport.SavedReproducer] = []
+            for record in suite.result.findings {
+                let kind = record.finding.kind
+                counters[kind, default: 0] += 1
+                let dir = targetFolder.appendingPathComponent("\(kind.rawValue)-\(counters[kind]!)")
+                var minimizedPath: String?
+                var originalPath: String?
+                var replayPath = "/nonexistent/corrupt-fuzz-missing-file\(suffix)"
+                try create(dir)
+                if let original = record.finding.input.bytes {
+                    let originalURL = dir.appendingPathComponent("original\(suffix)")
+                    let minimizedURL = dir.appendingPathComponent("minimized\(suffix)")
+                    try write(Data(original), to: originalURL)
+                    try write(Data(record.minimized ?? original), to: minimizedURL)
+                    originalPath = originalURL.path
+                    minimizedPath = minimizedURL.path
+                    replayPath = minimizedURL.path
+                }
+                let replay = replayCommand(suite, replayPath)
+                let item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
+                let text = JUnitXMLReporter().failureBody(record, saved: item, seed: suite.result.configuration.seed)
+                try write(Data((text + "\n").utf8), to: dir.appendingPathComponent("finding.txt"))
+                saved.append(item)
+            }
+            suites[s].reproducers = saved
+        }
+    }
+
+    /// Writes junit.xml and summary.json, and points `latest` at this run.
+    public func writeReport(_ report: RunReport) throws(CorruptFuzzError) {
+        try write(Data(JUnitXMLReporter().render(report).utf8), to: folder.appendingPathComponent("junit.xml"))
+        do {
+            try write(try SummaryJSON(report).encoded(), to: folder.appendingPathComponent("summary.json"))
+        } catch let error as CorruptFuzzError {
+            throw error
+        } catch {
+            throw CorruptFuzzError(.reportWriteFailed, "cannot encode summary.json: \(error)")
+        }
+        let latest = root.appendingPathComponent("latest")
+        try? FileManager.default.removeItem(at: latest)
+        try? FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: runID)
+    }
+
+    // MARK: - Helpers
+
+    /// A folder name for a target: letters, digits, dots and dashes only.
+    public static func slug(_ name: String) -> String {
+        let mapped = name.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "-" }
+        let text = String(mapped).split(separator: "-", omittingEmptySubsequences: true).joined(separator: "-")
+        return text.isEmpty ? "target" : String(text.prefix(80))
+    }
+
+    private func create(_ dir: URL) throws(CorruptFuzzError) {
+        do {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        } catch {
+            throw CorruptFuzzError(.reportWriteFailed, "cannot create \(dir.path): \(Self.describe(error))")
+        }
+    }
+
+    private func write(_ data: Data, to url: URL) throws(CorruptFuzzError) {
+        do {
+            try data.write(to: url, options: .atomic)
+        } catch {
+            throw CorruptFuzzError(.reportWriteFailed, "cannot write \(url.path): \(Self.describe(error))")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as NSError).localizedDescription
+    }
+}

@@ -1,0 +1,63 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+
+/// Everything one `corrupt-fuzz run` reports: the campaigns it ran and where files went.
+public struct RunReport: Sendable {
+    /// One campaign, plus how to replay its findings.
+    public struct Suite: Sendable {
+        public var result: CampaignResult
+        /// The CLI arguments that select the same validator for replay, e.g. `--format habit-tracker`.
+        public var replayValidatorArguments: String
+        /// Where each finding's files were saved, by index in `result.findings`.
+        public var reproducers: [SavedReproducer] = []
+
+        public init(result: CampaignResult, replayValidatorArguments: String) {
+            self.result = result
+            self.replayValidatorArguments = replayValidatorArguments
+        }
+    }
+
+    /// Where a finding's files are.
+    public struct SavedReproducer: Sendable, Hashable {
+        /// The minimized input (or the original when it could not be minimized); nil for a
+        /// missing-file finding.
+        public var minimized: String?
+        /// The input as first found.
+        public var original: String?
+        /// The command that replays the finding.
+        public var replayCommand: String
+
+        public init(minimized: String?, original: String?, replayCommand: String) {
+            self.minimized = minimized
+            self.original = original
+            self.replayCommand = replayCommand
+        }
+    }
+
+    public var runID: String
+    /// The run's report folder.
+    public var folder: String
+    public var suites: [Suite]
+    /// The command used to replay (`corrupt-fuzz` or the full path of the binary).
+    public var toolCommand: String
+    public var timestamp: String
+    public var hostname: String
+
+    public init(runID: String, folder: String, suites: [Suite], toolCommand: String, timestamp: String, hostname: String) {
+        self.runID = runID
+        self.folder = folder
+        self.suites = suites
+        self.toolCommand = toolCommand
+        self.timestamp = timestamp
+        self.hostname = hostname
+    }
+
+    public var findingCount: Int { suites.reduce(0) { $0 + $1.result.findings.count } }
+}
+
+/// Formats seconds as JUnit wants them: no exponent, at most three decimals.
+public func junitTime(_ seconds: Double) -> String {
+    let millis = Int64((max(0, seconds) * 1000).rounded())
+    let fraction = millis % 1000
+    return "\(millis / 1000)." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + "\(fraction)"
+}

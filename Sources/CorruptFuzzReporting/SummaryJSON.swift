@@ -1,0 +1,92 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// The machine-readable summary written beside junit.xml as summary.json.
+public struct SummaryJSON: Codable, Sendable {
+    public struct Target: Codable, Sendable {
+        public var name: String
+        public var command: String
+        public var validator: String?
+        public var seed: UInt64
+        public var executions: Int
+        public var executionsPerSecond: Double
+        public var fuzzSeconds: Double
+        public var durationSeconds: Double
+        public var stopReason: String
+        /// A hash of every input run, in order: equal for equal seeds and corpora.
+        public var inputSequenceHash: String
+        public var counts: [String: Int]
+        public var findings: [Entry]
+    }
+
+    public struct Entry: Codable, Sendable {
+        public var kind: String
+        public var signature: String
+        public var detail: String
+        public var hits: Int
+        public var firstExecution: Int
+        public var firstSeconds: Double
+        public var reproducer: String?
+        public var original: String?
+        public var replay: String
+        public var input: String
+        public var originalBytes: Int?
+        public var minimizedBytes: Int?
+    }
+
+    public var tool = "corrupt-fuzz"
+    public var runID: String
+    public var reportFolder: String
+    public var timestamp: String
+    public var executions: Int
+    public var executionsPerSecond: Double
+    public var durationSeconds: Double
+    public var counts: [String: Int]
+    public var targets: [Target]
+
+    /// Builds the summary of `report`.
+    public init(_ report: RunReport) {
+        runID = report.runID
+        reportFolder = report.folder
+        timestamp = report.timestamp
+        targets = report.suites.map { suite in
+            let r = suite.result
+            return Target(
+                name: r.targetName, command: r.targetCommand, validator: r.validatorName, seed: r.configuration.seed,
+                executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
+                fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
+                stopReason: r.stopReason, inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
+                findings: r.findings.enumerated().map { index, record in
+                    let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
+                    return Entry(
+                        kind: record.finding.kind.rawValue, signature: record.finding.signature,
+                        detail: record.finding.detail, hits: record.hits, firstExecution: record.firstExecution,
+                        firstSeconds: Self.round(record.firstSeconds), reproducer: saved?.minimized,
+                        original: saved?.original, replay: saved?.replayCommand ?? "",
+                        input: record.finding.input.origin, originalBytes: record.finding.input.bytes?.count,
+                        minimizedBytes: record.minimized?.count)
+                })
+        }
+        executions = targets.reduce(0) { $0 + $1.executions }
+        let fuzzSeconds = targets.reduce(0) { $0 + $1.fuzzSeconds }
+        executionsPerSecond = Self.round(fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0)
+        durationSeconds = Self.round(targets.reduce(0) { $0 + $1.durationSeconds })
+        counts = Self.counts(report.suites.flatMap { $0.result.findings.map(\.finding.kind) })
+    }
+
+    /// The summary as pretty-printed JSON with sorted keys.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    private static func counts(_ kinds: [FindingKind]) -> [String: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: FindingKind.allCases.map { ($0.rawValue, 0) })
+        for kind in kinds { counts[kind.rawValue, default: 0] += 1 }
+        return counts
+    }
+
+    private static func round(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+}

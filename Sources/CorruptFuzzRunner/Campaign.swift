@@ -1,0 +1,334 @@
+import CorruptFuzzCore
+import Foundation
+
+/// One distinct finding of a campaign, with how often and when it was hit.
+public struct FindingRecord: Sendable {
+    /// The first hit.
+    public var finding: Finding
+    /// How many executions hit it.
+    public var hits: Int
+    /// The execution number (1-based) of the first hit.
+    public var firstExecution: Int
+    /// Seconds from the campaign's start to the first hit.
+    public var firstSeconds: Double
+    /// The minimized input, when minimization ran and the input is a file.
+    public var minimized: [UInt8]?
+    /// The minimized input's execution (what the replay shows).
+    public var minimizedExecution: Execution?
+    /// Executions spent minimizing.
+    public var minimizationTests = 0
+
+    public init(
+        finding: Finding, hits: Int, firstExecution: Int, firstSeconds: Double, minimized: [UInt8]? = nil,
+        minimizedExecution: Execution? = nil, minimizationTests: Int = 0
+    ) {
+        self.finding = finding
+        self.hits = hits
+        self.firstExecution = firstExecution
+        self.firstSeconds = firstSeconds
+        self.minimized = minimized
+        self.minimizedExecution = minimizedExecution
+        self.minimizationTests = minimizationTests
+    }
+}
+
+/// What a campaign did and found.
+public struct CampaignResult: Sendable {
+    public var targetName: String
+    /// The target's command line, `@@` included, for replay commands.
+    public var targetCommand: String
+    /// The validator's name, when one ran.
+    public var validatorName: String?
+    public var configuration: FuzzConfiguration
+    public var seedNames: [String]
+    public var executions = 0
+    /// Seconds spent running inputs (minimization excluded).
+    public var fuzzSeconds = 0.0
+    /// Seconds in all, minimization included.
+    public var totalSeconds = 0.0
+    public var findings: [FindingRecord] = []
+    /// Why the campaign stopped: `runs`, `duration` or `interrupted`.
+    public var stopReason = "runs"
+    /// Whether the target ever printed a `reason:` line (if not, wrong reasons cannot be seen).
+    public var targetGivesReasons = false
+    /// A hash of every input run, in order: equal for equal seeds and corpora.
+    public var inputSequenceHash: UInt64 = 0xcbf2_9ce4_8422_2325
+    public var warnings: [String] = []
+
+    public var executionsPerSecond: Double { fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0 }
+
+    public init(targetName: String, targetCommand: String, validatorName: String?, configuration: FuzzConfiguration, seedNames: [String]) {
+        self.targetName = targetName
+        self.targetCommand = targetCommand
+        self.validatorName = validatorName
+        self.configuration = configuration
+        self.seedNames = seedNames
+    }
+}
+
+/// A snapshot of a running campaign, for progress displays.
+public struct CampaignProgress: Sendable {
+    public var targetName: String
+    public var executions: Int
+    public var elapsedSeconds: Double
+    /// Seconds left, or the fraction of runs left, depending on the limit.
+    public var remaining: String
+    public var findingsByKind: [FindingKind: Int]
+    /// `fuzzing` or `minimizing`.
+    public var phase: String
+}
+
+/// Drives the loop: schedule inputs, run them in parallel, ask the oracle, keep new behaviour,
+/// stop on a run count, a time budget or an interrupt, then minimize every finding.
+public final class Campaign: @unchecked Sendable {
+    public let executor: any Executor
+    public let validator: (any Validator)?
+    public let configuration: FuzzConfiguration
+    public let targetName: String
+    public let targetCommand: String
+    private var schedule: InputSchedule
+    private let oracle = Oracle()
+    private let seeds: [Seed]
+    private let takesPath: Bool
+
+    /// Creates a campaign.
+    /// - Parameters:
+    ///   - executor: Runs the target.
+    ///   - targetName: The target's name in reports.
+    ///   - targetCommand: The command line, for replay commands.
+    ///   - takesPath: Whether the target reads a path (then a missing file is tried).
+    ///   - validator: Labels inputs valid or invalid, if given.
+    ///   - seeds: The corpus; at least one seed.
+    ///   - configuration: Limits, seed and mutators.
+    public init(
+        executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
+        validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration
+    ) {
+        self.executor = executor
+        self.validator = validator
+        self.configuration = configuration
+        self.targetName = targetName
+        self.targetCommand = targetCommand
+        self.seeds = seeds
+        self.takesPath = takesPath
+        schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath)
+    }
+
+    private struct Judged: Sendable {
+        var execution: Execution
+        var verdict: Verdict?
+        var finding: Finding?
+    }
+
+    /// Runs the campaign.
+    /// - Parameters:
+    ///   - progress: Called after every batch (from the calling thread).
+    ///   - shouldStop: Polled after every batch and during minimization (e.g. Ctrl-C).
+    /// - Throws: ``CorruptFuzzError`` when the target cannot be run, or when every seed is
+    ///   rejected on standard input (the target probably needs `@@`).
+    public func run(
+        progress: (CampaignProgress) -> Void = { _ in }, shouldStop: @Sendable () -> Bool = { false }
+    ) throws(CorruptFuzzError) -> CampaignResult {
+        var result = CampaignResult(
+            targetName: targetName, targetCommand: targetCommand, validatorName: validator?.name,
+            configuration: configuration, seedNames: seeds.map(\.name))
+        var records: [FindingKey: Int] = [:]
+        var behaviours: Set<String> = []
+        let start = ContinuousClock.now
+        let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
+        let slots = executor.slots
+        let batchSize = slots * 4
+        var seedsRejected = 0
+        var seedsRun = 0
+
+        func elapsed() -> Double { (ContinuousClock.now - start).seconds }
+        func report(_ phase: String) {
+            var byKind: [FindingKind: Int] = [:]
+            for record in result.findings { byKind[record.finding.kind, default: 0] += 1 }
+            let remaining: String
+            if let maxRuns = configuration.maxRuns {
+                remaining = "\(max(0, maxRuns - result.executions)) runs"
+            } else {
+                remaining = "\(Int(max(0, (maxSeconds ?? 0) - elapsed()).rounded(.up)))s"
+            }
+            progress(CampaignProgress(
+                targetName: targetName, executions: result.executions, elapsedSeconds: elapsed(),
+                remaining: remaining, findingsByKind: byKind, phase: phase))
+        }
+
+        loop: while true {
+            if shouldStop() { result.stopReason = "interrupted"; break }
+            if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = "runs"; break }
+            if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = "duration"; break }
+            let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
+            let batch = (0..<count).map { _ in schedule.next() }
+            let judged = try runBatch(batch)
+            for (input, outcome) in zip(batch, judged) {
+                result.executions += 1
+                result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input)
+                if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.isEmpty {
+                    result.targetGivesReasons = true
+                }
+                if input.mutations.isEmpty {
+                    seedsRun += 1
+                    if case .rejected = outcome.execution.outcome { seedsRejected += 1 }
+                    if seedsRun == seeds.count, seedsRejected == seeds.count, !takesPath {
+                        throw CorruptFuzzError(
+                            .invalidArgument,
+                            "the target rejected every seed given on standard input; if it reads a file path, put @@ where the path goes (--target '\(targetCommand) @@'). First seed's stderr: \(Self.firstLine(outcome.execution.stderr))")
+                    }
+                }
+                if let finding = outcome.finding {
+                    if let index = records[finding.key] {
+                        result.findings[index].hits += 1
+                    } else {
+                        records[finding.key] = result.findings.count
+                        result.findings.append(FindingRecord(
+                            finding: finding, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
+                    }
+                } else if behaviours.insert(Self.behaviour(of: outcome)).inserted {
+                    schedule.addToPool(input)
+                }
+            }
+            report("fuzzing")
+        }
+        result.fuzzSeconds = elapsed()
+
+        if configuration.minimize {
+            report("minimizing")
+            minimize(&result.findings, shouldStop: shouldStop)
+        }
+        result.totalSeconds = elapsed()
+        report("done")
+        return result
+    }
+
+    // MARK: - Execution
+
+    private func runBatch(_ batch: [TestInput]) throws(CorruptFuzzError) -> [Judged] {
+        let slots = executor.slots
+        var judged = [Judged?](repeating: nil, count: batch.count)
+        let failure = LockedBox<CorruptFuzzError?>(nil)
+        judged.withUnsafeMutableBufferPointer { buffer in
+            let out = UnsafeMutableSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: min(slots, batch.count)) { slot in
+                for index in stride(from: slot, to: batch.count, by: slots) {
+                    do throws(CorruptFuzzError) {
+                        out[index] = try judge(batch[index], slot: slot)
+                    } catch {
+                        failure.set(error)
+                        return
+                    }
+                }
+            }
+        }
+        if let error = failure.value { throw error }
+        return judged.map { $0! }
+    }
+
+    private func judge(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Judged {
+        let execution = try executor.execute(input, slot: slot)
+        var verdict: Verdict?
+        if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
+            verdict = validator.validate(input.bytes)
+        }
+        return Judged(execution: execution, verdict: verdict, finding: oracle.judge(input, execution: execution, verdict: verdict))
+    }
+
+    /// A coarse description of what the loader did, for keeping inputs with new behaviour.
+    private static func behaviour(of judged: Judged) -> String {
+        var key = judged.execution.outcome.word
+        if case .rejected(let reason, let code, let message) = judged.execution.outcome {
+            key += "|\(reason ?? "-")|\(code)|\(Normalize.message(message ?? ""))"
+        }
+        if case .invalid(let reason, let message)? = judged.verdict {
+            key += "|\(reason ?? "-")|\(Normalize.message(message))"
+        }
+        return key
+    }
+
+    // MARK: - Minimization
+
+    private func minimize(_ findings: inout [FindingRecord], shouldStop: @Sendable () -> Bool) {
+        let slots = executor.slots
+        let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
+        findings.withUnsafeMutableBufferPointer { buffer in
+            let records = UnsafeMutableSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
+                for index in stride(from: slot, to: records.count, by: slots) {
+                    var record = records[index]
+                    let original = record.finding.input
+                    guard let bytes = original.bytes, !bytes.isEmpty else { continue }
+                    let deadline = ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000))
+                    var lastExecution: Execution?
+                    let outcome = minimizer.minimize(bytes) { candidate in
+                        if shouldStop() || ContinuousClock.now > deadline { return nil }
+                        var input = original
+                        input.bytes = candidate
+                        guard let judged = try? judge(input, slot: slot) else { return nil }
+                        guard judged.finding?.key == record.finding.key else { return false }
+                        lastExecution = judged.execution
+                        return true
+                    }
+                    record.minimized = outcome.bytes
+                    record.minimizationTests = outcome.tests
+                    if outcome.bytes == bytes {
+                        record.minimizedExecution = record.finding.execution
+                    } else if let lastExecution {
+                        record.minimizedExecution = lastExecution
+                    }
+                    records[index] = record
+                }
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static func fnv(_ hash: UInt64, _ input: TestInput) -> UInt64 {
+        var h = hash
+        func mix(_ byte: UInt8) { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        if let bytes = input.bytes {
+            mix(1)
+            bytes.forEach(mix)
+        } else {
+            mix(0)
+        }
+        mix(0xFF)
+        return h
+    }
+
+    static func firstLine(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes.prefix(400), as: UTF8.self)
+        return text.split(separator: "\n").first.map(String.init) ?? "(nothing)"
+    }
+}
+
+// MARK: - Concurrency helpers
+
+/// A value behind a lock.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.withLock { stored } }
+    func set(_ value: Value) { lock.withLock { stored = value } }
+}
+
+/// A buffer whose elements distinct threads write at distinct indices.
+struct UnsafeMutableSendableBuffer<Element>: @unchecked Sendable {
+    let base: UnsafeMutableBufferPointer<Element>
+    init(_ base: UnsafeMutableBufferPointer<Element>) { self.base = base }
+    var count: Int { base.count }
+    subscript(index: Int) -> Element {
+        get { base[index] }
+        nonmutating set { base[index] = newValue }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

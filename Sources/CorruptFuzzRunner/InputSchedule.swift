@@ -1,0 +1,103 @@
+import CorruptFuzzCore
+
+/// The deterministic sequence of inputs a campaign runs: the hostile catalogue, the seeds,
+/// every truncation, then havoc (stacked byte mutations) over the growing pool.
+///
+/// It is a pure function of the seeds, the configuration and the inputs added to the pool, so
+/// the same `--seed` and corpus give the same inputs.
+public struct InputSchedule: Sendable {
+    private var rng: FuzzRNG
+    private let seeds: [Seed]
+    private var pool: [TestInput]
+    private var fixed: [TestInput]
+    private var fixedIndex = 0
+    private let configuration: FuzzConfiguration
+    private let maxPool = 512
+
+    /// How many inputs come before havoc starts.
+    public var deterministicCount: Int { fixed.count }
+
+    /// Creates the schedule.
+    /// - Parameters:
+    ///   - seeds: The corpus; at least one.
+    ///   - configuration: Seed, limits and mutators.
+    ///   - includeMissingFile: Whether to try a missing file (only when the target takes a path).
+    public init(seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool) {
+        precondition(!seeds.isEmpty, "a schedule needs at least one seed")
+        self.seeds = seeds
+        self.configuration = configuration
+        rng = FuzzRNG(seed: configuration.seed)
+        pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
+        var fixed: [TestInput] = []
+        if includeMissingFile {
+            fixed.append(TestInput(bytes: nil, mutations: ["missing-file"], seedName: "(none)", expectation: .notFound))
+        }
+        fixed.append(TestInput(bytes: [], mutations: ["empty-file"], seedName: "(none)", expectation: .empty))
+        fixed += pool
+        var seenZeros: Set<Int> = []
+        for seed in seeds where !seed.bytes.isEmpty {
+            if seenZeros.insert(seed.bytes.count).inserted {
+                fixed.append(TestInput(bytes: Array(repeating: 0, count: seed.bytes.count), mutations: ["all-zeros"], seedName: seed.name))
+            }
+        }
+        for seed in seeds {
+            for length in Self.truncationLengths(count: seed.bytes.count, everyUpTo: configuration.truncateEveryLengthUpTo) {
+                let name = length == 1 ? "single-byte" : "truncate@\(length)"
+                fixed.append(TestInput(bytes: Array(seed.bytes.prefix(length)), mutations: [name], seedName: seed.name))
+            }
+        }
+        self.fixed = fixed
+    }
+
+    /// Lengths 1..<count for small files; for large ones the first 64, the last 64 and an
+    /// even spread between.
+    public static func truncationLengths(count: Int, everyUpTo limit: Int) -> [Int] {
+        guard count > 1 else { return [] }
+        if count <= limit { return Array(1..<count) }
+        var lengths = Set(1...64)
+        lengths.formUnion((count - 64)..<count)
+        let step = max(1, (count - 128) / 256)
+        lengths.formUnion(stride(from: 64, to: count - 64, by: step))
+        return lengths.sorted()
+    }
+
+    /// Adds an input whose behaviour was new, so havoc mutates it further.
+    public mutating func addToPool(_ input: TestInput) {
+        guard input.bytes != nil else { return }
+        if pool.count < maxPool {
+            pool.append(input)
+        } else {
+            pool[seeds.count + rng.below(maxPool - seeds.count)] = input
+        }
+    }
+
+    /// The next input to run.
+    public mutating func next() -> TestInput {
+        if fixedIndex < fixed.count {
+            defer { fixedIndex += 1 }
+            return fixed[fixedIndex]
+        }
+        return havoc()
+    }
+
+    private mutating func havoc() -> TestInput {
+        for _ in 0..<16 {
+            let parent = pool[rng.below(pool.count)]
+            var bytes = parent.bytes ?? []
+            let stack = 1 << rng.below(max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1))
+            var done: [String] = []
+            for _ in 0..<stack {
+                let mutator = configuration.mutators[rng.below(configuration.mutators.count)]
+                let partner = seeds[rng.below(seeds.count)].bytes
+                let context = MutationContext(partner: partner, maxLength: configuration.maxInputLength)
+                if let what = mutator.mutate(&bytes, using: &rng, context: context) { done.append(what) }
+            }
+            if !done.isEmpty, bytes != parent.bytes {
+                return TestInput(bytes: bytes, mutations: parent.mutations + done, seedName: parent.seedName, expectation: parent.expectation)
+            }
+        }
+        // Nothing applied (e.g. only empty seeds): grow from nothing.
+        let byte = UInt8(truncatingIfNeeded: rng.next())
+        return TestInput(bytes: [byte], mutations: ["random-byte"], seedName: seeds[0].name)
+    }
+}

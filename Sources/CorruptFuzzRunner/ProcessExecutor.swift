@@ -1,0 +1,207 @@
+import CCorruptFuzzSpawn
+import CorruptFuzzCore
+import Foundation
+
+/// Runs one input against a command, one process per input, observed from outside.
+///
+/// Each slot (one per parallel worker) owns a private temporary directory and its own output
+/// buffers, so slots run concurrently without locks. The target runs in its own process group;
+/// at the deadline the whole group is killed with SIGKILL, and whatever the target leaves
+/// behind when it exits is killed too. Output beyond ``Limits/outputCap`` is read and dropped.
+public final class ProcessExecutor: Executor, @unchecked Sendable {
+    /// Resource limits for each run.
+    public struct Limits: Sendable, Hashable {
+        /// The deadline of one run, in milliseconds.
+        public var timeoutMilliseconds: Int
+        /// The address-space limit in bytes (RLIMIT_AS); 0 for none.
+        public var memoryLimit: Int64
+        /// How many bytes of stdout and of stderr are kept.
+        public var outputCap: Int
+
+        public init(timeoutMilliseconds: Int = 1000, memoryLimit: Int64 = 1 << 30, outputCap: Int = 1 << 20) {
+            self.timeoutMilliseconds = timeoutMilliseconds
+            self.memoryLimit = memoryLimit
+            self.outputCap = outputCap
+        }
+    }
+
+    public let command: TargetCommand
+    public let limits: Limits
+    public let slots: Int
+    /// The folder holding each slot's input file; removed when the executor goes away.
+    public let workDirectory: URL
+
+    private let inputPaths: [String]
+    private let missingPaths: [String]
+    private let argvs: [[UnsafeMutablePointer<CChar>?]]
+    private let missingArgvs: [[UnsafeMutablePointer<CChar>?]]
+    private let envp: [UnsafeMutablePointer<CChar>?]
+    private let outBuffers: [UnsafeMutablePointer<UInt8>]
+    private let errBuffers: [UnsafeMutablePointer<UInt8>]
+
+    /// Creates an executor.
+    /// - Parameters:
+    ///   - command: The target; `@@` is replaced by each input's path.
+    ///   - limits: Deadline, memory limit and output cap.
+    ///   - slots: How many runs may go on at once (one per worker thread).
+    ///   - fileExtension: The input files' extension, for loaders that look at it.
+    ///   - environment: Extra environment variables for the target.
+    public init(
+        command: TargetCommand, limits: Limits = .init(), slots: Int = 1, fileExtension: String = "",
+        environment: [String: String] = [:]
+    ) throws(CorruptFuzzError) {
+        self.command = command
+        self.limits = limits
+        self.slots = max(1, slots)
+        var template = Array("\(NSTemporaryDirectory())/corrupt-fuzz.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CorruptFuzzError(.system, "cannot create a temporary directory: \(String(cString: strerror(errno)))")
+        }
+        let directory = String(cString: made)
+        workDirectory = URL(fileURLWithPath: directory)
+        let suffix = fileExtension.isEmpty ? "" : ".\(fileExtension)"
+        inputPaths = (0..<self.slots).map { "\(directory)/input-\($0)\(suffix)" }
+        missingPaths = (0..<self.slots).map { "\(directory)/missing-\($0)\(suffix)" }
+        argvs = inputPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
+        missingArgvs = missingPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
+        var env = ProcessInfo.processInfo.environment
+        // Crash reports without prompts or colour; sanitizers abort so that a report is a crash.
+        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"
+        env["UBSAN_OPTIONS"] = env["UBSAN_OPTIONS"] ?? "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
+        for (key, value) in environment { env[key] = value }
+        envp = Self.cStrings(env.map { "\($0.key)=\($0.value)" }.sorted())
+        outBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
+        errBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
+    }
+
+    deinit {
+        for argv in argvs + missingArgvs { argv.forEach { free($0) } }
+        envp.forEach { free($0) }
+        outBuffers.forEach { $0.deallocate() }
+        errBuffers.forEach { $0.deallocate() }
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// Runs `input` in `slot`.
+    /// - Throws: ``CorruptFuzzError`` when the target cannot be started or the input file
+    ///   cannot be written; a target that misbehaves is an ``Outcome``, never an error.
+    public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        let path = inputPaths[slot]
+        var stdinFD: Int32 = -1
+        if let bytes = input.bytes {
+            try Self.writeFile(bytes, to: path)
+            if !command.takesPath {
+                stdinFD = open(path, O_RDONLY | O_CLOEXEC)
+                guard stdinFD >= 0 else { throw CorruptFuzzError(.system, "cannot reopen \(path): \(String(cString: strerror(errno)))") }
+            }
+        } else {
+            unlink(missingPaths[slot])
+        }
+        defer { if stdinFD >= 0 { close(stdinFD) } }
+
+        var result = cf_result()
+        result.out.bytes = outBuffers[slot]
+        result.out.cap = limits.outputCap
+        result.err.bytes = errBuffers[slot]
+        result.err.cap = limits.outputCap
+        let argv = input.bytes == nil ? missingArgvs[slot] : argvs[slot]
+        let status = argv.withUnsafeBufferPointer { argvPointer in
+            envp.withUnsafeBufferPointer { envPointer in
+                cf_run(command.executablePath, argvPointer.baseAddress, envPointer.baseAddress, stdinFD,
+                       limits.memoryLimit, Int32(clamping: limits.timeoutMilliseconds), &result)
+            }
+        }
+        if status != 0 || result.end == CF_SPAWN_FAILED {
+            let reason = String(cString: strerror(result.code))
+            throw CorruptFuzzError(.unusableTarget, "cannot run \(command.executablePath): \(reason)")
+        }
+        let stdout = Array(UnsafeBufferPointer(start: result.out.bytes, count: result.out.length))
+        let stderr = Array(UnsafeBufferPointer(start: result.err.bytes, count: result.err.length))
+        let outcome = Self.classify(result, stdout: stdout, stderr: stderr, limits: limits)
+        return Execution(outcome: outcome, stdout: stdout, stderr: stderr, microseconds: result.elapsed_us)
+    }
+
+    // MARK: - Classification
+
+    /// Messages that mean an allocation failed: the run is a memory blow-up, not a crash.
+    static let outOfMemoryMarkers = [
+        "Could not allocate memory", "could not allocate memory", "std::bad_alloc", "MemoryError",
+        "out of memory", "Out of memory", "Cannot allocate memory", "allocation-size-too-big",
+        "requested allocation size", "out-of-memory", "failed to allocate", "rss limit exhausted",
+    ]
+
+    static let sanitizerMarkers = [
+        "ERROR: AddressSanitizer", "ERROR: MemorySanitizer", "ERROR: ThreadSanitizer",
+        "ERROR: LeakSanitizer", "runtime error: ", "ERROR: UndefinedBehaviorSanitizer",
+    ]
+
+    static func classify(_ r: cf_result, stdout: [UInt8], stderr: [UInt8], limits: Limits) -> Outcome {
+        let errText = String(decoding: stderr, as: UTF8.self)
+        let peakKB = Int64(r.max_rss_kb)
+        func oomMessage() -> String? {
+            if let marker = outOfMemoryMarkers.first(where: { errText.contains($0) }) {
+                return errText.split(separator: "\n").first { $0.contains(marker) }.map { String($0.prefix(200)) } ?? marker
+            }
+            if limits.memoryLimit > 0, peakKB * 1024 >= limits.memoryLimit * 9 / 10 {
+                return "peak memory \(peakKB / 1024) MiB of a \(limits.memoryLimit >> 20) MiB limit"
+            }
+            return nil
+        }
+        switch r.end {
+        case CF_TIMED_OUT:
+            return .hung(milliseconds: limits.timeoutMilliseconds)
+        case CF_SIGNALED:
+            if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
+            return .crashed(signal: r.code, frames: CrashSignature.frames(in: errText), message: CrashSignature.message(in: errText))
+        default:
+            if r.code == 0 {
+                return .accepted(digest: String(decoding: stdout, as: UTF8.self))
+            }
+            if sanitizerMarkers.contains(where: { errText.contains($0) }) {
+                if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
+                return .crashed(signal: SIGABRT, frames: CrashSignature.frames(in: errText), message: CrashSignature.message(in: errText))
+            }
+            if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
+            let (reason, message) = ReasonLine.parse(errText)
+            return .rejected(reason: reason, exitCode: r.code, message: message)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static func cStrings(_ strings: [String]) -> [UnsafeMutablePointer<CChar>?] {
+        strings.map { strdup($0) } + [nil]
+    }
+
+    static func writeFile(_ bytes: [UInt8], to path: String) throws(CorruptFuzzError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CorruptFuzzError(.system, "cannot write input file \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CorruptFuzzError(.system, "cannot write input file \(path): \(String(cString: strerror(errno)))")
+            }
+            written += n
+        }
+    }
+}
+
+/// Reads the target protocol's reason line: the first stderr line `reason: WORD`.
+public enum ReasonLine {
+    /// Returns the reason word, if the first line gives one, and the first other non-empty line.
+    public static func parse(_ stderr: String) -> (reason: String?, message: String?) {
+        var lines = stderr.split(separator: "\n", omittingEmptySubsequences: true)[...]
+        var reason: String?
+        if let first = lines.first, first.hasPrefix("reason:") {
+            let word = first.dropFirst("reason:".count).trimmingCharacters(in: .whitespaces)
+            reason = word.isEmpty ? nil : String(word.prefix(64))
+            lines = lines.dropFirst()
+        }
+        let message = lines.first.map { String($0.trimmingCharacters(in: .whitespaces).prefix(300)) }
+        return (reason, message)
+    }
+}

@@ -1,0 +1,60 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// The bundled demo that `corrupt-fuzz run` runs without arguments: example loaders shipped
+/// with the package, a naive one with realistic bugs and a hardened one, on their seed files.
+enum Demo {
+    /// One example: a loader executable built with the package and its corpus folder.
+    struct Example {
+        var name: String
+        var executable: String
+        var corpus: String
+        var format: String
+    }
+
+    static let examples: [Example] = [
+        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", format: "habit-tracker"),
+        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", format: "habit-tracker"),
+    ]
+
+    /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
+    static let secondsPerExample = 20.0
+
+    static func plans(configuration: FuzzConfiguration, durationGiven: Bool) throws -> [CampaignPlan] {
+        var configuration = configuration
+        if !durationGiven { configuration.maxSeconds = secondsPerExample }
+        // Short deadlines keep hangs cheap; the naive loader's hangs run for minutes anyway.
+        configuration.limits.timeoutMilliseconds = min(configuration.limits.timeoutMilliseconds, 500)
+        configuration.minimizeMaxSeconds = 5
+        let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
+        let root = try packageRoot()
+        return try examples.map { example in
+            let loader = binDirectory.appendingPathComponent(example.executable).path
+            guard FileManager.default.isExecutableFile(atPath: loader) else {
+                throw CorruptFuzzError(.unusableTarget, "the demo loader \(loader) is missing; build the package first (swift build)")
+            }
+            let options = try TargetOptions.parse(["--format", example.format])
+            return try CampaignPlan.make(
+                target: "\(ShellWords.quote(loader)) @@", corpus: root.appendingPathComponent(example.corpus).path,
+                options: options, configuration: configuration, name: example.name)
+        }
+    }
+
+    /// The package checkout: the current folder when it holds the demo corpus, else the
+    /// checkout this binary was built from.
+    static func packageRoot() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),
+        ]
+        for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("Corpus/habits").path) {
+            return candidate
+        }
+        throw CorruptFuzzError(.unusableCorpus, "the demo corpus (Corpus/habits) was not found; run the demo from the package folder")
+    }
+
+    static func executablePath() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// Options that describe how to run a target, shared by `run` and `replay`.
+struct TargetOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The loader to test, as a command line; @@ is replaced by the input file's path, without @@ the input goes to stdin.",
+        valueName: "command"))
+    var target: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A validator command (same protocol as the target): exit 0 means valid, otherwise invalid with a 'reason: WORD' line.",
+        valueName: "command"))
+    var validator: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A bundled format whose reference validator labels inputs (\(BuiltinFormat.names.joined(separator: ", "))).",
+        valueName: "name"))
+    var format: String?
+
+    @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
+    var timeout: String = "1s"
+
+    @Option(name: .long, help: ArgumentHelp("Address-space limit of the target, e.g. 1GB, 512MB; 0 for none.", valueName: "size"))
+    var memoryLimit: String = "1GB"
+
+    func limits() throws -> ProcessExecutor.Limits {
+        ProcessExecutor.Limits(
+            timeoutMilliseconds: Int(try Parse.seconds(timeout, option: "--timeout") * 1000),
+            memoryLimit: try Parse.bytes(memoryLimit, option: "--memory-limit"))
+    }
+
+    func builtinFormat() throws -> BuiltinFormat? {
+        guard let format else { return nil }
+        guard let found = BuiltinFormat.named(format) else {
+            throw ValidationError("unknown format '\(format)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+        }
+        return found
+    }
+
+    func validate() throws {
+        if validator != nil, format != nil {
+            throw ValidationError("give either --validator or --format, not both")
+        }
+        _ = try limits()
+        _ = try builtinFormat()
+    }
+
+    /// The arguments that select the same validator again, for replay commands.
+    var validatorArguments: String {
+        if let validator { return "--validator \(ShellWords.quote(validator))" }
+        if let format { return "--format \(format)" }
+        return ""
+    }
+}
+
+/// Parsers for human-friendly durations and sizes.
+enum Parse {
+    /// Reads `60`, `60s`, `500ms`, `5m`, `1h` as seconds.
+    static func seconds(_ text: String, option: String) throws -> Double {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            if let value = Double(text.dropLast(suffix.count)), value > 0 { return value * factor }
+        }
+        if let value = Double(text), value > 0 { return value }
+        throw ValidationError("\(option): '\(text)' is not a duration (try 60s, 500ms, 5m)")
+    }
+
+    /// Reads `1GB`, `512MB`, `64KB`, `1048576` as bytes (powers of 1024); `0` means none.
+    static func bytes(_ text: String, option: String) throws -> Int64 {
+        let upper = text.uppercased()
+        let units: [(String, Int64)] = [("GB", 1 << 30), ("G", 1 << 30), ("MB", 1 << 20), ("M", 1 << 20), ("KB", 1 << 10), ("K", 1 << 10), ("B", 1)]
+        for (suffix, factor) in units where upper.hasSuffix(suffix) {
+            if let value = Double(upper.dropLast(suffix.count)), value >= 0 { return Int64(value * Double(factor)) }
+        }
+        if let value = Int64(upper), value >= 0 { return value }
+        throw ValidationError("\(option): '\(text)' is not a size (try 1GB, 512MB, 0 for none)")
+    }
+}
+
+/// Maps tool errors to the documented exit status 2 with a clear message.
+func configurationError(_ error: CorruptFuzzError) -> ExitCode {
+    FileHandle.standardError.write(Data("corrupt-fuzz: error: \(error)\n".utf8))
+    return ExitCode(2)
+}

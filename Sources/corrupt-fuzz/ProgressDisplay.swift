@@ -1,0 +1,55 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// Shows a campaign's progress on stderr: one live line on a terminal, a plain line every few
+/// seconds otherwise (CI logs).
+final class ProgressDisplay {
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private var lastPrint = ContinuousClock.now - .seconds(60)
+    private var lineShown = false
+    private let interval: Duration
+
+    init() {
+        interval = isatty(STDERR_FILENO) == 1 ? .milliseconds(250) : .seconds(5)
+    }
+
+    func update(_ progress: CampaignProgress) {
+        let now = ContinuousClock.now
+        guard now - lastPrint >= interval || progress.phase != "fuzzing" else { return }
+        lastPrint = now
+        let rate = progress.elapsedSeconds > 0 ? Double(progress.executions) / progress.elapsedSeconds : 0
+        var findings = FindingKind.allCases.compactMap { kind in
+            progress.findingsByKind[kind].map { "\(kind.rawValue) \($0)" }
+        }.joined(separator: ", ")
+        if findings.isEmpty { findings = "no findings" }
+        let line = "[\(progress.targetName)] \(progress.phase): \(progress.executions) execs (\(Int(rate))/s), \(findings), "
+            + "\(Int(progress.elapsedSeconds))s elapsed, \(progress.remaining) left"
+        if isTerminal {
+            write("\r\u{1B}[K" + line)
+            lineShown = true
+        } else {
+            write(line + "\n")
+        }
+    }
+
+    func finish(_ result: CampaignResult) {
+        clear()
+        let stop = result.stopReason == "interrupted" ? " (interrupted)" : ""
+        note("[\(result.targetName)] done\(stop): \(result.executions) executions in \(String(format: "%.1f", result.fuzzSeconds))s, \(result.findings.count) findings")
+    }
+
+    func note(_ text: String) {
+        clear()
+        write(text + "\n")
+    }
+
+    func clear() {
+        if isTerminal, lineShown { write("\r\u{1B}[K") }
+        lineShown = false
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// `corrupt-fuzz replay`: runs saved inputs once and says whether each is still a finding.
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Run reproducer files against a target once; exit 1 if any is a finding.",
+        discussion: "A path that does not exist is replayed as a missing file, which must be rejected as not-found.")
+
+    @OptionGroup var targetOptions: TargetOptions
+
+    @Argument(help: ArgumentHelp("Reproducer files.", valueName: "file"))
+    var files: [String]
+
+    func validate() throws {
+        if targetOptions.target == nil { throw ValidationError("replay needs --target") }
+        if files.isEmpty { throw ValidationError("replay needs at least one file") }
+    }
+
+    func run() throws {
+        var anyFinding = false
+        do {
+            let command = try TargetCommand(targetOptions.target!)
+            let limits = try targetOptions.limits()
+            let format = try targetOptions.builtinFormat()
+            let executor = try ProcessExecutor(
+                command: command, limits: limits, slots: 1,
+                fileExtension: format?.fileExtension ?? (files[0] as NSString).pathExtension)
+            var validator: (any Validator)? = format?.validator
+            if let line = targetOptions.validator {
+                validator = try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: 1, fileExtension: "")
+            }
+            let oracle = Oracle()
+            for file in files {
+                let bytes = FileManager.default.fileExists(atPath: file) ? try Self.read(file) : nil
+                let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: file)
+                let execution = try executor.execute(input, slot: 0)
+                let verdict = oracle.needsVerdict(for: execution.outcome, input: input) ? validator?.validate(bytes) : nil
+                var lines = ["\(file): \(execution.outcome.summary)"]
+                if case .invalid(let reason, let message)? = verdict {
+                    lines.append("  validator: \(reason.map { "\($0): " } ?? "")\(message)")
+                }
+                if let finding = oracle.judge(input, execution: execution, verdict: verdict) {
+                    anyFinding = true
+                    lines.append("  finding: \(finding.kind.rawValue): \(finding.signature)")
+                } else {
+                    lines.append("  no finding")
+                }
+                let stderr = String(decoding: execution.stderr.prefix(1200), as: UTF8.self)
+                if anyFinding, !stderr.isEmpty {
+                    lines.append("  stderr:")
+                    lines += stderr.split(separator: "\n").prefix(15).map { "    \($0)" }
+                }
+                print(lines.joined(separator: "\n"))
+            }
+        } catch let error as CorruptFuzzError {
+            throw configurationError(error)
+        }
+        if anyFinding { throw ExitCode(1) }
+    }
+
+    static func read(_ path: String) throws(CorruptFuzzError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)")
+        }
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,203 @@
+import ArgumentParser
+import CCorruptFuzzSpawn
+import CorruptFuzzCore
+import CorruptFuzzReporting
+import CorruptFuzzRunner
+import Foundation
+
+/// `corrupt-fuzz run`: a campaign against one target, or the bundled demo without arguments.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a fuzzing campaign against a loader (no arguments: the bundled demo).",
+        discussion: """
+            Target protocol: exit 0 = accepted (stdout is the loader's digest of the data); any other exit = rejected, \
+            with an optional first stderr line 'reason: WORD' (not-found, empty, corrupt, unsupported-version, ...); \
+            death by a signal = crash; no exit within --timeout = hang; over --memory-limit = oom.
+
+            Examples:
+              corrupt-fuzz run --target './my-loader @@' --corpus Corpus/mine --duration 60s
+              corrupt-fuzz run --target 'xmllint --noout @@' --corpus samples/ --runs 5000 --seed 7
+            """)
+
+    @OptionGroup var targetOptions: TargetOptions
+
+    @Option(name: .long, help: ArgumentHelp("Folder of seed files (valid user-data files).", valueName: "dir"))
+    var corpus: String?
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this many executions.", valueName: "n"))
+    var runs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Stop after this long, e.g. 60s, 5m (default 60s without --runs).", valueName: "duration"))
+    var duration: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seed of every random choice; the same seed and corpus give the same inputs.", valueName: "n"))
+    var seed: UInt64 = 0
+
+    @Option(name: .long, help: ArgumentHelp("Parallel executions (default: number of cores).", valueName: "n"))
+    var jobs: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Parent folder of run reports.", valueName: "dir"))
+    var reports: String = "Reports"
+
+    @Flag(name: .long, help: "Report findings without minimizing them.")
+    var noMinimize = false
+
+    func validate() throws {
+        if let runs, runs <= 0 { throw ValidationError("--runs must be positive") }
+        if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
+        if let duration { _ = try Parse.seconds(duration, option: "--duration") }
+        if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
+        let hasTarget = targetOptions.target != nil
+        if hasTarget != (corpus != nil) {
+            throw ValidationError(hasTarget ? "--target needs --corpus (a folder of seed files)" : "--corpus needs --target (the loader to test)")
+        }
+    }
+
+    func run() throws {
+        var configuration = FuzzConfiguration()
+        configuration.seed = seed
+        configuration.maxRuns = runs
+        configuration.maxSeconds = try duration.map { try Parse.seconds($0, option: "--duration") }
+        configuration.jobs = jobs ?? System.coreCount
+        configuration.limits = try targetOptions.limits()
+        configuration.minimize = !noMinimize
+        let plans: [CampaignPlan]
+        do {
+            if let target = targetOptions.target, let corpus {
+                plans = [try CampaignPlan.make(target: target, corpus: corpus, options: targetOptions, configuration: configuration)]
+            } else {
+                plans = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil)
+            }
+        } catch let error as CorruptFuzzError {
+            throw configurationError(error)
+        }
+        let writer: ReportWriter
+        do {
+            writer = try ReportWriter(root: reports, runID: ReportWriter.makeRunID(seed: seed))
+        } catch {
+            throw configurationError(error)
+        }
+        let findings = try execute(plans, writer: writer)
+        throw findings > 0 ? ExitCode(1) : ExitCode.success
+    }
+
+    /// Runs the campaigns, writes the report, prints the summary; returns the finding count.
+    private func execute(_ plans: [CampaignPlan], writer: ReportWriter) throws -> Int {
+        cf_install_interrupt_handler()
+        let display = ProgressDisplay()
+        var suites: [RunReport.Suite] = []
+        for plan in plans where cf_interrupted() == 0 {
+            for warning in plan.warnings { display.note("warning: \(warning)") }
+            display.note("fuzzing \(plan.campaign.targetName): \(plan.campaign.targetCommand)")
+            do {
+                let result = try plan.campaign.run(progress: display.update, shouldStop: { cf_interrupted() != 0 })
+                display.finish(result)
+                suites.append(RunReport.Suite(result: result, replayValidatorArguments: plan.replayValidatorArguments))
+            } catch {
+                display.clear()
+                // Keep what earlier campaigns found, then report the error.
+                if !suites.isEmpty { try? write(&suites, plans: plans, writer: writer) }
+                throw configurationError(error)
+            }
+        }
+        if cf_interrupted() != 0 { display.note("interrupted: writing the report of what was found so far") }
+        do {
+            try write(&suites, plans: plans, writer: writer)
+        } catch let error as CorruptFuzzError {
+            throw configurationError(error)
+        }
+        let report = suites.reduce(0) { $0 + $1.result.findings.count }
+        printSummary(suites, writer: writer)
+        return report
+    }
+
+    private func write(_ suites: inout [RunReport.Suite], plans: [CampaignPlan], writer: ReportWriter) throws {
+        let extensions = Dictionary(plans.map { ($0.campaign.targetName, $0.fileExtension) }, uniquingKeysWith: { a, _ in a })
+        let tool = Self.toolCommand
+        let timeout = targetOptions.timeout, memory = targetOptions.memoryLimit
+        try writer.saveReproducers(
+            &suites, fileExtension: { extensions[$0.result.targetName] ?? "" },
+            replayCommand: { suite, path in
+                var words = [tool, "replay", "--target", ShellWords.quote(suite.result.targetCommand)]
+                if !suite.replayValidatorArguments.isEmpty { words.append(suite.replayValidatorArguments) }
+                if timeout != "1s" { words += ["--timeout", timeout] }
+                if memory != "1GB" { words += ["--memory-limit", memory] }
+                words.append(ShellWords.quote(path))
+                return words.joined(separator: " ")
+            })
+        let report = RunReport(
+            runID: writer.runID, folder: writer.folder.path, suites: suites, toolCommand: tool,
+            timestamp: Self.isoTimestamp(), hostname: ProcessInfo.processInfo.hostName)
+        try writer.writeReport(report)
+    }
+
+    private func printSummary(_ suites: [RunReport.Suite], writer: ReportWriter) {
+        var out = "\n"
+        for suite in suites {
+            let r = suite.result
+            out += "\(r.targetName): \(r.executions) executions, \(Int(r.executionsPerSecond.rounded()))/s, "
+            out += r.findings.isEmpty ? "no findings\n" : "\(r.findings.count) finding\(r.findings.count == 1 ? "" : "s")\n"
+            for (index, record) in r.findings.enumerated() {
+                out += "  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)\n"
+                if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
+                    out += "    reproducer: \(path)\n"
+                }
+            }
+        }
+        out += "\nReport: \(writer.folder.path)/junit.xml (summary.json and findings/ beside it)\n"
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    /// How to call this tool again in a replay command.
+    static var toolCommand: String {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return ShellWords.quote(path)
+    }
+
+    static func isoTimestamp() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+        return formatter.string(from: Date())
+    }
+}
+
+/// One campaign, ready to run, plus what the report needs to know about it.
+struct CampaignPlan {
+    var campaign: Campaign
+    var fileExtension: String
+    var replayValidatorArguments: String
+    var warnings: [String]
+
+    static func make(
+        target: String, corpus: String, options: TargetOptions, configuration: FuzzConfiguration,
+        name: String? = nil, format: BuiltinFormat? = nil
+    ) throws -> CampaignPlan {
+        let command = try TargetCommand(target)
+        let (seeds, warnings) = try CorpusLoader.load(corpus, maxLength: configuration.maxInputLength)
+        let format = try format ?? options.builtinFormat()
+        let fileExtension = format?.fileExtension ?? Self.commonExtension(seeds)
+        let executor = try ProcessExecutor(
+            command: command, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
+        var validator: (any Validator)? = format?.validator
+        if let line = options.validator {
+            validator = try ExternalValidator(
+                command: try TargetCommand(line), limits: configuration.limits, slots: configuration.jobs,
+                fileExtension: fileExtension)
+        }
+        let campaign = Campaign(
+            executor: executor, targetName: name ?? command.name, targetCommand: target, takesPath: command.takesPath,
+            validator: validator, seeds: seeds, configuration: configuration)
+        let replay = format.map { "--format \($0.name)" } ?? options.validatorArguments
+        return CampaignPlan(campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: replay, warnings: warnings)
+    }
+
+    /// The extension most seeds share, so inputs look like the real files.
+    static func commonExtension(_ seeds: [Seed]) -> String {
+        var counts: [String: Int] = [:]
+        for seed in seeds { counts[(seed.name as NSString).pathExtension, default: 0] += 1 }
+        return counts.max { a, b in a.value < b.value || (a.value == b.value && a.key > b.key) }?.key ?? ""
+    }
+}

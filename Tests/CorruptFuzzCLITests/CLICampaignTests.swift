@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+@Suite("CLI: campaigns, reports and replay against real processes")
+struct CLICampaignTests {
+    /// A corpus for the fixture's `file` mode: "OK…" is accepted, BOOM crashes, LOOP hangs.
+    func fixtureCorpus() throws -> URL {
+        let folder = try temporaryFolder("corpus")
+        try Data("OK fine data".utf8).write(to: folder.appendingPathComponent("good.txt"))
+        try Data("OK this one goes BOOM eventually".utf8).write(to: folder.appendingPathComponent("crash.txt"))
+        try Data("OK and this one will LOOP".utf8).write(to: folder.appendingPathComponent("hang.txt"))
+        return folder
+    }
+
+    @Test("a campaign finds crash and hang, minimizes, writes a schema-valid report, and replays")
+    func campaignAndReplay() throws {
+        let corpus = try fixtureCorpus(), reports = try temporaryFolder("reports")
+        defer { try? FileManager.default.removeItem(at: corpus); try? FileManager.default.removeItem(at: reports) }
+        let target = "\(product("FixtureTarget")) file @@"
+        let result = try corruptFuzz([
+            "run", "--target", target, "--corpus", corpus.path, "--runs", "300", "--timeout", "300ms",
+            "--seed", "3", "--reports", reports.path,
+        ])
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("Report: "))
+        #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
+
+        let json = try summary(in: reports)
+        let targetJSON = try #require((json["targets"] as? [[String: Any]])?.first)
+        #expect(kinds(of: targetJSON).isSuperset(of: ["crash", "hang"]))
+        #expect(json["executions"] as? Int == 300)
+        let crash = try #require(findings(of: targetJSON).first { $0["kind"] as? String == "crash" })
+        let reproducer = try #require(crash["reproducer"] as? String)
+        #expect(FileManager.default.contents(atPath: reproducer) == Data("BOOM".utf8))
+        #expect((crash["replay"] as? String)?.contains("replay --target") == true)
+
+        let replay = try corruptFuzz(["replay", "--target", target, reproducer])
+        #expect(replay.status == 1)
+        #expect(replay.stdout.contains("finding: crash"))
+        let clean = try corruptFuzz(["replay", "--target", target, corpus.appendingPathComponent("good.txt").path])
+        #expect(clean.status == 0, "\(clean.stdout)")
+        #expect(clean.stdout.contains("no finding"))
+    }
+
+    @Test("the same seed and corpus give the same inputs; another seed does not")
+    func determinism() throws {
+        let corpus = try fixtureCorpus()
+        defer { try? FileManager.default.removeItem(at: corpus) }
+        func hash(seed: Int) throws -> String {
+            let reports = try temporaryFolder("reports")
+            defer { try? FileManager.default.removeItem(at: reports) }
+            _ = try corruptFuzz([
+                "run", "--target", "\(product("FixtureTarget")) file @@", "--corpus", corpus.path, "--runs", "200",
+                "--timeout", "200ms", "--seed", "\(seed)", "--no-minimize", "--reports", reports.path,
+            ])
+            let targets = try #require(try summary(in: reports)["targets"] as? [[String: Any]])
+            return try #require(targets.first?["inputSequenceHash"] as? String)
+        }
+        let first = try hash(seed: 11)
+        #expect(try hash(seed: 11) == first)
+        #expect(try hash(seed: 12) != first)
+    }
+
+    @Test("a loader no one here wrote: a Python one-liner that reads plists")
+    func foreignLoader() throws {
+        let corpus = try temporaryFolder("plists"), reports = try temporaryFolder("reports")
+        defer { try? FileManager.default.removeItem(at: corpus); try? FileManager.default.removeItem(at: reports) }
+        let plist = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>name</key><string>Run</string><key>days</key><array><integer>1</integer></array></dict></plist>"#
+        try Data(plist.utf8).write(to: corpus.appendingPathComponent("a.plist"))
+        let result = try corruptFuzz([
+            "run", "--target", #"python3 -c 'import plistlib,sys; plistlib.load(open(sys.argv[1],"rb"))' @@"#,
+            "--corpus", corpus.path, "--runs", "150", "--reports", reports.path,
+        ])
+        #expect([0, 1].contains(result.status), "stderr: \(result.stderr)")
+        #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
+        #expect(try summary(in: reports)["executions"] as? Int == 150)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// The package checkout, found from this file's path.
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The folder holding the built executables (corrupt-fuzz, the loaders, the fixture).
+var productsDirectory: URL {
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    while url.path.contains(".xctest") { url.deleteLastPathComponent() }
+    return url
+}
+
+func product(_ name: String) -> String { productsDirectory.appendingPathComponent(name).path }
+
+/// What one run of the corrupt-fuzz binary did.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs the corrupt-fuzz binary with `arguments`, like a user in a shell (stdin closed).
+func corruptFuzz(_ arguments: [String], in directory: URL = packageRoot) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: product("corrupt-fuzz"))
+    process.arguments = arguments
+    process.currentDirectoryURL = directory
+    process.standardInput = FileHandle.nullDevice
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes concurrently so neither fills up.
+    let errData = LockedData()
+    let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+    reader.start()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errData.done { usleep(1000) }
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData.data, as: UTF8.self))
+}
+
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = Data()
+    private var finished = false
+    func set(_ data: Data) { lock.withLock { stored = data; finished = true } }
+    var done: Bool { lock.withLock { finished } }
+    var data: Data { lock.withLock { stored } }
+}
+
+/// A fresh temporary folder, removed by the caller.
+func temporaryFolder(_ name: String = "cli") throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Validates a JUnit file against the strict schema; returns xmllint's complaint or nil.
+func schemaErrors(junit path: String) throws -> String? {
+    let schema = packageRoot.appendingPathComponent("Tests/CorruptFuzzReportingTests/Resources/junit-10.xsd").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["xmllint", "--noout", "--schema", schema, path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? nil : output
+}
+
+/// Reads a run's summary.json.
+func summary(in reports: URL) throws -> [String: Any] {
+    let data = try Data(contentsOf: reports.appendingPathComponent("latest/summary.json"))
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+}
+
+func findings(of target: [String: Any]) -> [[String: Any]] { target["findings"] as? [[String: Any]] ?? [] }
+
+func kinds(of target: [String: Any]) -> Set<String> { Set(findings(of: target).compactMap { $0["kind"] as? String }) }

@@ -1,0 +1,64 @@
+import CorruptFuzzCore
+import Testing
+
+@Suite("Oracle")
+struct OracleTests {
+    let oracle = Oracle()
+    let file = TestInput(bytes: [1, 2, 3], mutations: ["bit-flip@1.2"], seedName: "a.habits")
+
+    func run(_ outcome: Outcome, input: TestInput? = nil, verdict: Verdict? = nil) -> Finding? {
+        oracle.judge(input ?? file, execution: Execution(outcome: outcome), verdict: verdict)
+    }
+
+    @Test("crashes, hangs and memory blow-ups are findings whatever the label")
+    func alwaysFindings() {
+        #expect(run(.crashed(signal: 11, frames: ["parse", "load"], message: nil))?.kind == .crash)
+        #expect(run(.crashed(signal: 11, frames: ["parse", "load"], message: nil))?.signature == "SIGSEGV at parse ← load")
+        #expect(run(.hung(milliseconds: 1000), verdict: .valid)?.kind == .hang)
+        #expect(run(.outOfMemory(peakKilobytes: 1, message: "std::bad_alloc"))?.kind == .oom)
+    }
+
+    @Test("accepting what the validator rejects is a silent acceptance, with a number-free signature")
+    func silentAcceptance() {
+        let a = run(.accepted(digest: ""), verdict: .invalid(reason: "corrupt", message: "habits[2].dates.count: 99 exceeds limit 10"))
+        let b = run(.accepted(digest: ""), verdict: .invalid(reason: "corrupt", message: "habits[0].dates.count: 7 exceeds limit 10"))
+        #expect(a?.kind == .silentAcceptance)
+        #expect(a?.signature == b?.signature)
+        #expect(a?.signature == "corrupt: habits[#].dates.count: # exceeds limit #")
+        #expect(run(.accepted(digest: ""), verdict: .valid) == nil)
+        #expect(run(.accepted(digest: "")) == nil)
+    }
+
+    @Test("rejecting valid input is a false rejection")
+    func falseRejection() {
+        let f = run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .valid)
+        #expect(f?.kind == .falseRejection)
+        #expect(f?.signature == "rejected valid input as corrupt")
+    }
+
+    @Test("different reasons from loader and validator are a wrong reason; a missing reason is not")
+    func wrongReason() {
+        let f = run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(reason: "unsupported-version", message: "version: 2"))
+        #expect(f?.kind == .wrongReason)
+        #expect(f?.signature == "expected unsupported-version, got corrupt")
+        #expect(run(.rejected(reason: nil, exitCode: 1, message: nil), verdict: .invalid(reason: "corrupt", message: "x")) == nil)
+        #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(reason: "corrupt", message: "x")) == nil)
+    }
+
+    @Test("a missing file must be rejected as not-found and an empty one as empty, whatever the validator says")
+    func intrinsicExpectations() {
+        let missing = TestInput(bytes: nil, mutations: ["missing-file"], seedName: "-")
+        let empty = TestInput(bytes: [], mutations: ["truncate@0"], seedName: "-")
+        #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), input: missing)?.signature == "expected not-found, got corrupt")
+        #expect(run(.rejected(reason: "not-found", exitCode: 1, message: nil), input: missing) == nil)
+        #expect(run(.accepted(digest: ""), input: empty, verdict: .valid)?.kind == .silentAcceptance)
+        #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), input: empty)?.kind == .wrongReason)
+        #expect(oracle.needsVerdict(for: .accepted(digest: ""), input: empty) == false)
+    }
+
+    @Test("an undecided validator labels nothing")
+    func undecided() {
+        #expect(run(.accepted(digest: ""), verdict: .undecided("validator crashed")) == nil)
+        #expect(run(.rejected(reason: "x", exitCode: 1, message: nil), verdict: .undecided("validator hung")) == nil)
+    }
+}

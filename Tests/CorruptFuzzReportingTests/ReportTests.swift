@@ -1,0 +1,135 @@
+import CorruptFuzzCore
+import CorruptFuzzReporting
+import CorruptFuzzRunner
+import Foundation
+import Testing
+
+/// Validates XML against the strict Jenkins JUnit schema with xmllint.
+func xmllintSchemaErrors(_ xml: String) throws -> String? {
+    let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/junit-10.xsd").path
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("junit-\(UUID().uuidString).xml")
+    try xml.write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["xmllint", "--noout", "--schema", schema, file.path]
+    let pipe = Pipe()
+    process.standardError = pipe
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? nil : output
+}
+
+func sampleReport(stderr: [UInt8]) -> RunReport {
+    var configuration = FuzzConfiguration()
+    configuration.seed = 42
+    var result = CampaignResult(
+        targetName: "naive <loader> & co", targetCommand: "./naive \"quoted\" @@", validatorName: "strict",
+        configuration: configuration, seedNames: ["a.habits"])
+    result.executions = 12345
+    result.fuzzSeconds = 10.123456
+    result.totalSeconds = 12.98765
+    let input = TestInput(bytes: [0, 1, 2], mutations: ["bit-flip@1.0"], seedName: "a.habits")
+    let crash = Finding(
+        kind: .crash, signature: "SIGSEGV at parse ← main", detail: "crash", input: input,
+        execution: Execution(outcome: .crashed(signal: 11, frames: ["parse"], message: nil), stderr: stderr), verdict: nil)
+    let silent = Finding(
+        kind: .silentAcceptance, signature: "corrupt: crc#: stored # != computed #", detail: "accepted",
+        input: input, execution: Execution(outcome: .accepted(digest: "x")),
+        verdict: .invalid(reason: "corrupt", message: "crc32: stored 0x1 != computed 0x2"))
+    result.findings = [
+        FindingRecord(finding: crash, hits: 3, firstExecution: 17, firstSeconds: 0.5, minimized: [1]),
+        FindingRecord(finding: silent, hits: 1, firstExecution: 99, firstSeconds: 1.25, minimized: [0, 1]),
+    ]
+    var suite = RunReport.Suite(result: result, replayValidatorArguments: "--format habit-tracker")
+    suite.reproducers = [
+        .init(minimized: "/r/crash-1/minimized.habits", original: "/r/crash-1/original.habits", replayCommand: "corrupt-fuzz replay --target './naive @@' /r/crash-1/minimized.habits"),
+        .init(minimized: "/r/silent-acceptance-1/minimized.habits", original: nil, replayCommand: "corrupt-fuzz replay x"),
+    ]
+    var clean = CampaignResult(targetName: "hardened", targetCommand: "./hardened @@", validatorName: nil, configuration: configuration, seedNames: [])
+    clean.totalSeconds = 1
+    return RunReport(
+        runID: "run", folder: "/r", suites: [suite, RunReport.Suite(result: clean, replayValidatorArguments: "")],
+        toolCommand: "corrupt-fuzz", timestamp: "2026-11-22T12:00:00", hostname: "host")
+}
+
+@Suite("Reports")
+struct ReportTests {
+    @Test("junit.xml validates against the strict JUnit schema even with hostile captured output")
+    func junitValidates() throws {
+        let hostile: [UInt8] = Array("Fatal error: ]]> <oops> & \u{1}\u{7}\u{1B}[31m".utf8) + [0xFF, 0xFE, 0xC3, 0x28, 0x00, 0x0A] + Array("tail ✓".utf8)
+        let xml = JUnitXMLReporter().render(sampleReport(stderr: hostile))
+        #expect(try xmllintSchemaErrors(xml) == nil)
+        #expect(!xml.contains("]]>"))
+        #expect(xml.contains(#"\xff\xfe"#))
+        #expect(xml.contains("tail ✓"))
+    }
+
+    @Test("one suite per target, one test case per check, failing with reproducer, replay and seed")
+    func structure() throws {
+        let xml = JUnitXMLReporter().render(sampleReport(stderr: []))
+        #expect(xml.components(separatedBy: "<testsuite ").count - 1 == 2)
+        #expect(xml.components(separatedBy: "<testcase ").count - 1 == 12)
+        #expect(xml.contains(#"<testsuites name="corrupt-fuzz" tests="12" failures="2""#))
+        #expect(xml.contains("reproducer: /r/crash-1/minimized.habits"))
+        #expect(xml.contains("replay: corrupt-fuzz replay --target"))
+        #expect(xml.contains("seed: 42"))
+        #expect(xml.contains("validator: corrupt: crc32: stored 0x1 != computed 0x2"))
+        #expect(xml.contains(#"time="12.988""#))
+        // Checks that could not run are skipped, with the reason.
+        #expect(xml.contains("no validator"))
+    }
+
+    @Test("times have at most three decimals and no exponent")
+    func times() {
+        #expect(junitTime(0) == "0.000")
+        #expect(junitTime(1.0005) == "1.001")
+        #expect(junitTime(0.00001) == "0.000")
+        #expect(junitTime(123456.7) == "123456.700")
+    }
+
+    @Test("summary.json has counts, executions, rate, and each finding's first hit")
+    func summary() throws {
+        let data = try SummaryJSON(sampleReport(stderr: [])).encoded()
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(json["executions"] as? Int == 12345)
+        let counts = try #require(json["counts"] as? [String: Int])
+        #expect(counts["crash"] == 1 && counts["silent-acceptance"] == 1 && counts["hang"] == 0)
+        let targets = try #require(json["targets"] as? [[String: Any]])
+        let findings = try #require(targets[0]["findings"] as? [[String: Any]])
+        #expect(findings[0]["firstExecution"] as? Int == 17)
+        #expect(findings[0]["reproducer"] as? String == "/r/crash-1/minimized.habits")
+        #expect((targets[0]["executionsPerSecond"] as? Double).map { abs($0 - 1219.5) < 1 } == true)
+    }
+
+    @Test("XML text escaping keeps valid text and makes everything else safe")
+    func escaping() {
+        #expect(XMLText.escape("a<b>&\"c\"", attribute: true) == "a&lt;b&gt;&amp;&quot;c&quot;")
+        #expect(XMLText.escape("bell\u{7}") == "bell\\u{7}")
+        #expect(XMLText.decode([0x61, 0xFF, 0x62]) == "a\\xffb")
+        #expect(XMLText.decode(Array("é✓😀".utf8)) == "é✓😀")
+        #expect(XMLText.decode([0xED, 0xA0, 0x80]) == "\\xed\\xa0\\x80")  // a UTF-16 surrogate is not UTF-8
+    }
+
+    @Test("the report folder keeps reproducers and the latest link")
+    func writer() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let writer = try ReportWriter(root: root, runID: "run-1")
+        var report = sampleReport(stderr: [])
+        try writer.saveReproducers(&report.suites, fileExtension: { _ in "habits" }, replayCommand: { _, path in "replay \(path)" })
+        try writer.writeReport(report)
+        let crashDir = "\(root)/run-1/findings/naive-loader-co/crash-1"
+        #expect(FileManager.default.contents(atPath: "\(crashDir)/minimized.habits") == Data([1]))
+        #expect(FileManager.default.contents(atPath: "\(crashDir)/original.habits") == Data([0, 1, 2]))
+        #expect(FileManager.default.fileExists(atPath: "\(root)/latest/junit.xml"))
+        #expect(report.suites[0].reproducers[0].replayCommand == "replay \(crashDir)/minimized.habits")
+    }
+
+    @Test("an unwritable reports folder is a clear error before any fuzzing")
+    func unwritable() {
+        #expect(throws: CorruptFuzzError.self) { try ReportWriter(root: "/proc/corrupt-fuzz-reports", runID: "x") }
+    }
+}
