@@ -87,8 +87,10 @@ public enum CrashSignature {
         "_start", "main.cold",
     ]
 
+    private static let runtimeFragments = ["_checkIndex", "_checkSubscript", "_assertionFailure", "_fatalErrorMessage", "_precondition"]
+
     private static func isRuntimeFrame(_ symbol: String) -> Bool {
-        runtimePrefixes.contains { symbol.hasPrefix($0) }
+        runtimePrefixes.contains { symbol.hasPrefix($0) } || runtimeFragments.contains { symbol.contains($0) }
     }
 }
 

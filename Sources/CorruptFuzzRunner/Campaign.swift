@@ -199,7 +199,6 @@ public final class Campaign: @unchecked Sendable {
             minimize(&result.findings, shouldStop: shouldStop)
         }
         result.totalSeconds = elapsed()
-        report("done")
         return result
     }
 

@@ -93,7 +93,10 @@ public struct InputSchedule: Sendable {
                 if let what = mutator.mutate(&bytes, using: &rng, context: context) { done.append(what) }
             }
             if !done.isEmpty, bytes != parent.bytes {
-                return TestInput(bytes: bytes, mutations: parent.mutations + done, seedName: parent.seedName, expectation: parent.expectation)
+                // Expectations belong to the mutation that made an input, so children drop them.
+                var mutations = parent.mutations + done
+                if mutations.count > 24 { mutations = ["…"] + mutations.suffix(23) }
+                return TestInput(bytes: bytes, mutations: mutations, seedName: parent.seedName)
             }
         }
         // Nothing applied (e.g. only empty seeds): grow from nothing.
