@@ -27,13 +27,12 @@ rate_cf() {  # jobs
 rate_afl() {
     AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_QUIET=1 \
         timeout $((seconds + 30)) afl-fuzz -n -i "$work/seeds" -o "$work/afl" -V "$seconds" -- "$work/trivial-loader" @@ >/dev/null 2>&1 || true
-    # fuzzer_stats: execs_done over run_time (execs_per_sec is a recent-window figure).
-    python3 - "$work/afl/default/fuzzer_stats" <<'PY'
-import sys
-stats = dict(line.split(":", 1) for line in open(sys.argv[1]) if ":" in line)
-stats = {k.strip(): v.strip() for k, v in stats.items()}
-run_time = float(stats.get("run_time", "0")) or 1
-print(round(float(stats["execs_done"]) / run_time, 1))
+    # plot_data's last row: relative_time (s) ... total_execs; -n mode writes it straight into -o.
+    python3 - "$work/afl" <<'PY'
+import glob, sys
+rows = [l for f in glob.glob(sys.argv[1] + "/**/plot_data", recursive=True) for l in open(f) if not l.startswith("#")]
+fields = [x.strip() for x in rows[-1].split(",")]
+print(round(float(fields[11]) / max(1.0, float(fields[0])), 1))
 PY
 }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -60,13 +61,6 @@ static int drain(int fd, cf_capture *cap) {
     }
 }
 
-static void child_fail(int report_fd) {
-    int e = errno;
-    ssize_t ignored = write(report_fd, &e, sizeof e);
-    (void)ignored;
-    _exit(127);
-}
-
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
            int64_t memory_limit, int timeout_ms, cf_result *r) {
     r->end = CF_SPAWN_FAILED;
@@ -78,61 +72,64 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     r->err.length = 0;
     r->err.total = 0;
 
-    int out_pipe[2], err_pipe[2], report_pipe[2];
+    int out_pipe[2], err_pipe[2];
     if (pipe2(out_pipe, O_CLOEXEC) != 0) { r->code = errno; return -1; }
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
         r->code = errno; close(out_pipe[0]); close(out_pipe[1]); return -1;
     }
-    if (pipe2(report_pipe, O_CLOEXEC) != 0) {
-        r->code = errno;
-        close(out_pipe[0]); close(out_pipe[1]); close(err_pipe[0]); close(err_pipe[1]);
-        return -1;
-    }
     int null_fd = -1;
     if (stdin_fd < 0) null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int in_fd = stdin_fd >= 0 ? stdin_fd : null_fd;
 
+    // vfork: the child borrows our address space until execve, so starting a target costs no
+    // page-table copy (this is the hot path). All signals stay blocked across the vfork so no
+    // handler of ours can run on the child's side; the child resets them before it unblocks.
+    // It writes errno into `child_errno` (shared memory) if execve fails.
+    volatile int child_errno = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int64_t start = now_us();
-    pid_t pid = fork();
+    pid_t pid = vfork();
     if (pid == 0) {
-        // Child: async-signal-safe calls only.
         setpgid(0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        for (int sig = 1; sig < NSIG; sig++) {
+            if (sig == SIGKILL || sig == SIGSTOP) continue;
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigaction(sig, &dfl, NULL);  // fails harmlessly for signals glibc reserves
+        }
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
         if (memory_limit > 0) {
             struct rlimit as = {(rlim_t)memory_limit, (rlim_t)memory_limit};
             setrlimit(RLIMIT_AS, &as);
         }
-        int in = stdin_fd >= 0 ? stdin_fd : null_fd;
-        if (in >= 0 && dup2(in, STDIN_FILENO) < 0) child_fail(report_pipe[1]);
-        if (dup2(out_pipe[1], STDOUT_FILENO) < 0) child_fail(report_pipe[1]);
-        if (dup2(err_pipe[1], STDERR_FILENO) < 0) child_fail(report_pipe[1]);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if ((in_fd >= 0 && dup2(in_fd, STDIN_FILENO) < 0) || dup2(out_pipe[1], STDOUT_FILENO) < 0
+            || dup2(err_pipe[1], STDERR_FILENO) < 0) {
+            child_errno = errno;
+            _exit(127);
+        }
         execve(path, argv, envp);
-        child_fail(report_pipe[1]);
+        child_errno = errno;
+        _exit(127);
     }
     int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(out_pipe[1]);
     close(err_pipe[1]);
-    close(report_pipe[1]);
     if (null_fd >= 0) close(null_fd);
     if (pid < 0) {
         r->code = fork_errno;
-        close(out_pipe[0]); close(err_pipe[0]); close(report_pipe[0]);
+        close(out_pipe[0]); close(err_pipe[0]);
         return -1;
     }
     setpgid(pid, pid);  // also from the parent, so the group exists before we may kill it
-
-    // Did execve succeed? The report pipe closes on exec (EOF) or carries errno.
-    int child_errno = 0;
-    ssize_t got;
-    do { got = read(report_pipe[0], &child_errno, sizeof child_errno); } while (got < 0 && errno == EINTR);
-    close(report_pipe[0]);
-    if (got == (ssize_t)sizeof child_errno) {
+    if (child_errno != 0) {
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
         close(out_pipe[0]); close(err_pipe[0]);
