@@ -23,14 +23,25 @@ public enum CorpusLoader {
         while let relative = enumerator.nextObject() as? String {
             let name = (relative as NSString).lastPathComponent
             if name.hasPrefix(".") || name.uppercased().hasPrefix("README") { continue }
-            var dir: ObjCBool = false
             let full = (directory as NSString).appendingPathComponent(relative)
-            if fm.fileExists(atPath: full, isDirectory: &dir), !dir.boolValue { paths.append(relative) }
+            var dir: ObjCBool = false
+            if fm.fileExists(atPath: full, isDirectory: &dir), dir.boolValue { continue }
+            paths.append(relative)
         }
         var seeds: [Seed] = []
         var warnings: [String] = []
         for relative in paths.sorted() {
             let full = (directory as NSString).appendingPathComponent(relative)
+            // Only regular files (symlinks followed): a FIFO would block, a device never end.
+            var info = stat()
+            guard stat(full, &info) == 0 else {
+                warnings.append("skipping unreadable corpus file \(full): \(String(cString: strerror(errno)))")
+                continue
+            }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                warnings.append("skipping corpus entry \(full): not a regular file")
+                continue
+            }
             guard let data = fm.contents(atPath: full) else {
                 warnings.append("skipping unreadable corpus file \(full)")
                 continue
