@@ -194,7 +194,7 @@ public final class Campaign: @unchecked Sendable {
         }
         result.fuzzSeconds = elapsed()
 
-        if configuration.minimize {
+        if configuration.minimize, !result.findings.isEmpty {
             report("minimizing")
             minimize(&result.findings, shouldStop: shouldStop)
         }

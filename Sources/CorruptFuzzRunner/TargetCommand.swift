@@ -20,7 +20,8 @@ public struct TargetCommand: Sendable, Hashable, CustomStringConvertible {
     public var name: String {
         let base = (words.first.map { ($0 as NSString).lastPathComponent }) ?? "target"
         let rest = words.dropFirst().filter { !$0.contains("@@") }.prefix(3)
-        return ([base] + rest).joined(separator: " ")
+        let name = ([base] + rest).joined(separator: " ")
+        return name.count <= 40 ? name : String(name.prefix(39)) + "…"
     }
 
     public var description: String { line }
