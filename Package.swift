@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CorruptFuzzCore", targets: ["CorruptFuzzCore"]),
         .library(name: "CorruptFuzzRunner", targets: ["CorruptFuzzRunner"]),
         .library(name: "CorruptFuzzReporting", targets: ["CorruptFuzzReporting"]),
+        .library(name: "CorruptFuzzSchema", targets: ["CorruptFuzzSchema"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -19,6 +20,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // MARK: - Engine
@@ -38,6 +40,12 @@ let package = Package(
         .target(
             name: "CorruptFuzzReporting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner"],
+            swiftSettings: swiftSettings
+        ),
+
+        .target(
+            name: "CorruptFuzzSchema",
+            dependencies: ["CorruptFuzzCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
 
@@ -87,6 +95,11 @@ let package = Package(
         .testTarget(
             name: "CorruptFuzzRunnerTests",
             dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "FixtureTarget"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzSchemaTests",
+            dependencies: ["CorruptFuzzSchema", "CorruptFuzzCore", "CorruptFuzzExamples"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
