@@ -72,6 +72,7 @@ let package = Package(
                 "CorruptFuzzRunner",
                 "CorruptFuzzReporting",
                 "CorruptFuzzExamples",
+                "CorruptFuzzSchema",
                 "CCorruptFuzzSpawn",
                 // The demo runs these loaders, so `swift run corrupt-fuzz` builds them.
                 "HabitLoaderNaive",

@@ -100,9 +100,11 @@ public final class Campaign: @unchecked Sendable {
     ///   - validator: Labels inputs valid or invalid, if given.
     ///   - seeds: The corpus; at least one seed.
     ///   - configuration: Limits, seed and mutators.
+    ///   - structure: The format's structure-aware mutations, if any.
     public init(
         executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
-        validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration
+        validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration,
+        structure: (any StructureAwareMutator)? = nil
     ) {
         self.executor = executor
         self.validator = validator
@@ -111,7 +113,7 @@ public final class Campaign: @unchecked Sendable {
         self.targetCommand = targetCommand
         self.seeds = seeds
         self.takesPath = takesPath
-        schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath)
+        schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure)
     }
 
     private struct Judged: Sendable {

@@ -12,6 +12,7 @@ public struct InputSchedule: Sendable {
     private var fixed: [TestInput]
     private var fixedIndex = 0
     private let configuration: FuzzConfiguration
+    private let structure: (any StructureAwareMutator)?
     private let maxPool = 512
 
     /// How many inputs come before havoc starts.
@@ -22,10 +23,12 @@ public struct InputSchedule: Sendable {
     ///   - seeds: The corpus; at least one.
     ///   - configuration: Seed, limits and mutators.
     ///   - includeMissingFile: Whether to try a missing file (only when the target takes a path).
-    public init(seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool) {
+    ///   - structure: The format's structure-aware mutations, if it has them.
+    public init(seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, structure: (any StructureAwareMutator)? = nil) {
         precondition(!seeds.isEmpty, "a schedule needs at least one seed")
         self.seeds = seeds
         self.configuration = configuration
+        self.structure = structure
         rng = FuzzRNG(seed: configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
         var fixed: [TestInput] = []
@@ -38,6 +41,16 @@ public struct InputSchedule: Sendable {
         for seed in seeds where !seed.bytes.isEmpty {
             if seenZeros.insert(seed.bytes.count).inserted {
                 fixed.append(TestInput(bytes: Array(repeating: 0, count: seed.bytes.count), mutations: ["all-zeros"], seedName: seed.name))
+            }
+        }
+        // The format's catalogue reaches what byte-level truncation cannot: lying lengths and
+        // counts, future versions, wrong checksums. It goes first: it is the cheapest way to
+        // the deep bugs.
+        if let structure {
+            for seed in seeds {
+                for mutation in structure.catalogue(of: seed.bytes) {
+                    fixed.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
+                }
             }
         }
         for seed in seeds {
@@ -81,6 +94,14 @@ public struct InputSchedule: Sendable {
     }
 
     private mutating func havoc() -> TestInput {
+        if let structure, rng.oneIn(2) {
+            let parent = pool[rng.below(pool.count)]
+            if let bytes = parent.bytes, let mutation = structure.mutate(bytes, using: &rng) {
+                var mutations = parent.mutations + [mutation.name]
+                if mutations.count > 24 { mutations = ["…"] + mutations.suffix(23) }
+                return TestInput(bytes: mutation.bytes, mutations: mutations, seedName: parent.seedName, expectation: mutation.expectation)
+            }
+        }
         for _ in 0..<16 {
             let parent = pool[rng.below(pool.count)]
             var bytes = parent.bytes ?? []

@@ -10,12 +10,13 @@ enum Demo {
         var name: String
         var executable: String
         var corpus: String
-        var format: String
+        /// The schema, relative to the package.
+        var schema: String
     }
 
     static let examples: [Example] = [
-        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", format: "habit-tracker"),
-        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", format: "habit-tracker"),
+        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", schema: "Corpus/schemas/habit-tracker.ksy"),
+        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", schema: "Corpus/schemas/habit-tracker.ksy"),
     ]
 
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
@@ -34,7 +35,7 @@ enum Demo {
             guard FileManager.default.isExecutableFile(atPath: loader) else {
                 throw CorruptFuzzError(.unusableTarget, "the demo loader \(loader) is missing; build the package first (swift build)")
             }
-            let options = try TargetOptions.parse(["--format", example.format])
+            let options = try TargetOptions.parse(["--schema", root.appendingPathComponent(example.schema).path])
             return try CampaignPlan.make(
                 target: "\(ShellWords.quote(loader)) @@", corpus: root.appendingPathComponent(example.corpus).path,
                 options: options, configuration: configuration, name: example.name)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzRunner
+import CorruptFuzzSchema
 import Foundation
 
 /// Options that describe how to run a target, shared by `run` and `replay`.
@@ -19,6 +20,11 @@ struct TargetOptions: ParsableArguments {
         "A bundled format whose reference validator labels inputs (\(BuiltinFormat.names.joined(separator: ", "))).",
         valueName: "name"))
     var format: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus.",
+        valueName: "file.ksy"))
+    var schema: String?
 
     @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
     var timeout: String = "1s"
@@ -44,15 +50,39 @@ struct TargetOptions: ParsableArguments {
         if validator != nil, format != nil {
             throw ValidationError("give either --validator or --format, not both")
         }
+        if schema != nil, format != nil {
+            throw ValidationError("give either --schema or --format, not both")
+        }
         _ = try limits()
         _ = try builtinFormat()
     }
 
     /// The arguments that select the same validator again, for replay commands.
     var validatorArguments: String {
-        if let validator { return "--validator \(ShellWords.quote(validator))" }
-        if let format { return "--format \(format)" }
-        return ""
+        var words: [String] = []
+        if let schema { words.append("--schema \(ShellWords.quote(URL(fileURLWithPath: schema).standardizedFileURL.path))") }
+        if let validator { words.append("--validator \(ShellWords.quote(validator))") }
+        if let format { words.append("--format \(format)") }
+        return words.joined(separator: " ")
+    }
+
+    /// The schema's format, if --schema was given.
+    func schemaFormat() throws -> SchemaFormat? {
+        guard let schema else { return nil }
+        do {
+            return try SchemaFormat(ksyPath: schema)
+        } catch {
+            throw CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)")
+        }
+    }
+
+    /// The validator these options select: --validator, else --format's, else the schema's.
+    func makeValidator(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws -> (any Validator)? {
+        if let line = validator {
+            return try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: slots, fileExtension: fileExtension)
+        }
+        if let format = try builtinFormat() { return format.validator }
+        return try schemaFormat()?.validator
     }
 }
 

@@ -29,10 +29,7 @@ struct ReplayCommand: ParsableCommand {
             let executor = try ProcessExecutor(
                 command: command, limits: limits, slots: 1,
                 fileExtension: format?.fileExtension ?? (files[0] as NSString).pathExtension)
-            var validator: (any Validator)? = format?.validator
-            if let line = targetOptions.validator {
-                validator = try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: 1, fileExtension: "")
-            }
+            let validator = try targetOptions.makeValidator(limits: limits, slots: 1, fileExtension: "")
             let oracle = Oracle()
             for file in files {
                 let bytes = FileManager.default.fileExists(atPath: file) ? try Self.read(file) : nil

@@ -49,8 +49,11 @@ struct RunCommand: ParsableCommand {
         if let duration { _ = try Parse.seconds(duration, option: "--duration") }
         if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
         let hasTarget = targetOptions.target != nil
-        if hasTarget != (corpus != nil) {
-            throw ValidationError(hasTarget ? "--target needs --corpus (a folder of seed files)" : "--corpus needs --target (the loader to test)")
+        if hasTarget, corpus == nil, targetOptions.schema == nil {
+            throw ValidationError("--target needs --corpus (a folder of seed files) or --schema (to generate them)")
+        }
+        if !hasTarget, corpus != nil || targetOptions.schema != nil || targetOptions.validator != nil {
+            throw ValidationError("--corpus, --schema and --validator need --target (the loader to test)")
         }
     }
 
@@ -64,7 +67,7 @@ struct RunCommand: ParsableCommand {
         configuration.minimize = !noMinimize
         let plans: [CampaignPlan]
         do {
-            if let target = targetOptions.target, let corpus {
+            if let target = targetOptions.target {
                 plans = [try CampaignPlan.make(target: target, corpus: corpus, options: targetOptions, configuration: configuration)]
             } else {
                 plans = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil)
@@ -172,26 +175,30 @@ struct CampaignPlan {
     var warnings: [String]
 
     static func make(
-        target: String, corpus: String, options: TargetOptions, configuration: FuzzConfiguration,
-        name: String? = nil, format: BuiltinFormat? = nil
+        target: String, corpus: String?, options: TargetOptions, configuration: FuzzConfiguration, name: String? = nil
     ) throws -> CampaignPlan {
         let command = try TargetCommand(target)
-        let (seeds, warnings) = try CorpusLoader.load(corpus, maxLength: configuration.maxInputLength)
-        let format = try format ?? options.builtinFormat()
-        let fileExtension = format?.fileExtension ?? Self.commonExtension(seeds)
+        let schemaFormat = try options.schemaFormat()
+        var seeds: [Seed] = []
+        var warnings: [String] = []
+        if let corpus {
+            (seeds, warnings) = try CorpusLoader.load(corpus, maxLength: configuration.maxInputLength)
+        } else if let schemaFormat {
+            // No corpus: the schema generates the seeds, deterministically from --seed.
+            var rng = FuzzRNG(seed: configuration.seed)
+            seeds = (0..<8).map { Seed(name: "generated-\($0)", bytes: schemaFormat.generate(using: &rng)) }
+        }
+        let format = try options.builtinFormat()
+        let ext = schemaFormat?.schema.fileExtension ?? ""
+        let fileExtension = format?.fileExtension ?? (ext.isEmpty ? Self.commonExtension(seeds) : ext)
         let executor = try ProcessExecutor(
             command: command, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
-        var validator: (any Validator)? = format?.validator
-        if let line = options.validator {
-            validator = try ExternalValidator(
-                command: try TargetCommand(line), limits: configuration.limits, slots: configuration.jobs,
-                fileExtension: fileExtension)
-        }
+        let validator = try options.makeValidator(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
         let campaign = Campaign(
             executor: executor, targetName: name ?? command.name, targetCommand: target, takesPath: command.takesPath,
-            validator: validator, seeds: seeds, configuration: configuration)
-        let replay = format.map { "--format \($0.name)" } ?? options.validatorArguments
-        return CampaignPlan(campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: replay, warnings: warnings)
+            validator: validator, seeds: seeds, configuration: configuration, structure: schemaFormat)
+        return CampaignPlan(
+            campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: options.validatorArguments, warnings: warnings)
     }
 
     /// The extension most seeds share, so inputs look like the real files.

@@ -1,0 +1,27 @@
+/// A corruption made with knowledge of the format: the bytes, what was done, and what a loader
+/// must do with them when that is certain.
+public struct StructuredMutation: Sendable, Hashable {
+    public var bytes: [UInt8]
+    /// `count=-1 habits[0].num_dates`, `version=future version`, `wrong-checksum crc32`.
+    public var name: String
+    public var expectation: Expectation?
+
+    public init(bytes: [UInt8], name: String, expectation: Expectation? = nil) {
+        self.bytes = bytes
+        self.name = name
+        self.expectation = expectation
+    }
+}
+
+/// What a format knows that byte flips do not: how to make valid files and how to corrupt them
+/// where it matters. The campaign runs its catalogue for every seed, then mixes its random
+/// mutations with byte-level havoc.
+public protocol StructureAwareMutator: Sendable {
+    /// Systematic corruptions of one valid file (lying lengths, truncation at every field
+    /// boundary, future versions, wrong checksums…).
+    func catalogue(of bytes: [UInt8]) -> [StructuredMutation]
+    /// One random corruption of `bytes`, or nil when they are not structured enough to parse.
+    func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation?
+    /// A new valid file.
+    func generate(using rng: inout FuzzRNG) -> [UInt8]
+}

@@ -1,0 +1,288 @@
+import CorruptFuzzCore
+
+/// Structure-aware mutations of a schema's files.
+///
+/// Consistent mutations change the value tree and re-encode it, recomputing counts, lengths
+/// and checksums, so the corruption gets past the loader's first checks to its deep code.
+/// Lying mutations write a count, length, checksum or version that is wrong on purpose, to test
+/// the check itself; where the right verdict is certain they carry an ``Expectation`` (a future
+/// version must be rejected as `unsupported-version`, a wrong checksum as `corrupt`).
+public struct SchemaMutator: Sendable {
+    public let schema: BinarySchema
+    private let parser: SchemaParser
+    private let encoder: SchemaEncoder
+    private let generator: SchemaGenerator
+
+    public init(schema: BinarySchema, limits: SchemaGenerator.Limits = .init()) {
+        self.schema = schema
+        parser = SchemaParser(schema: schema)
+        encoder = SchemaEncoder(schema: schema)
+        generator = SchemaGenerator(schema: schema, limits: limits)
+    }
+
+    public typealias Mutation = StructuredMutation
+
+    /// One random structure-aware mutation of `bytes`, or nil when they do not parse (then
+    /// byte-level mutations are the way to go).
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> Mutation? {
+        guard let value = parser.parse(bytes).value else { return nil }
+        let encoded = encoder.encode(value)
+        for _ in 0..<8 {
+            let candidates = rng.below(10)
+            let mutation: Mutation?
+            switch candidates {
+            case 0...3: mutation = consistent(encoded, rng: &rng)
+            case 4...6: mutation = lie(encoded, rng: &rng)
+            default: mutation = raw(encoded, rng: &rng)
+            }
+            if let mutation, mutation.bytes != bytes { return mutation }
+        }
+        return nil
+    }
+
+    /// Every systematic corruption of one file: each count and length set to 0, -1, max, ±1 and
+    /// past the end; each checksum made wrong; the version made future, 0, negative and
+    /// missing; each field boundary a truncation; each string given invalid UTF-8.
+    public func catalogue(of bytes: [UInt8]) -> [Mutation] {
+        guard let value = parser.parse(bytes).value else { return [] }
+        let encoded = encoder.encode(value)
+        var out: [Mutation] = []
+        var seen: Set<[UInt8]> = [encoded.bytes]
+        func add(_ m: Mutation?) {
+            if let m, seen.insert(m.bytes).inserted { out.append(m) }
+        }
+        for span in encoded.spans {
+            if span.isVersion { lyingVersions(span, encoded).forEach(add) }
+            if span.isChecksum { add(wrongChecksum(span, encoded)) }
+            if span.isCount || span.isLength {
+                for label in ["0", "-1", "max", "+1", "-1n", "past-end"] { add(lyingSize(span, encoded, label: label)) }
+            }
+            if span.isString, span.end > span.start { add(invalidUTF8(span, encoded, at: span.start)) }
+        }
+        for boundary in Set(encoded.spans.flatMap { [$0.start, $0.end] }).sorted() where boundary > 0 && boundary < encoded.bytes.count {
+            add(Mutation(bytes: Array(encoded.bytes.prefix(boundary)), name: "truncate-at-field@\(boundary)", expectation: nil))
+        }
+        return out
+    }
+
+    // MARK: - Consistent mutations (lengths and checksums recomputed)
+
+    private func consistent(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
+        let leaves = encoded.spans.filter { !$0.isChecksum && !$0.isCount && !$0.isLength }
+        guard !leaves.isEmpty else { return nil }
+        let span = leaves[rng.below(leaves.count)]
+        guard let current = encoded.value.value(at: span.location) else { return nil }
+        var value = encoded.value
+        let name: String
+        switch current {
+        case .integer(let v):
+            let width = span.integerWidth ?? 4
+            let (lo, hi) = bounds(width: width, signed: span.signed)
+            let options: [(String, Int128)] = [
+                ("0", 0), ("1", 1), ("-1", span.signed ? -1 : hi), ("min", lo), ("max", hi), ("+1", v + 1), ("-1n", v - 1),
+                ("random", lo + Int128(rng.next() >> 1) % (hi - lo + 1)),
+            ]
+            let (label, replacement) = options[rng.below(options.count)]
+            value = value.setting(.integer(Swift.min(hi, Swift.max(lo, replacement))), at: span.location)
+            name = "set \(span.path)=\(label)"
+        case .bytes(let b) where span.isString || !b.isEmpty:
+            let choices = ["empty", "long", "random"]
+            let choice = choices[rng.below(choices.count)]
+            let replacement: [UInt8]
+            switch choice {
+            case "empty": replacement = []
+            case "long": replacement = Array(repeating: UInt8(ascii: "A"), count: 300 + rng.below(70_000))
+            default: replacement = generator.text(bytes: rng.below(40), ascii: false, rng: &rng)
+            }
+            value = value.setting(.bytes(replacement), at: span.location)
+            name = "set \(span.path)=\(choice)-\(replacement.count)"
+        case .record, .array:
+            return arrayMutation(encoded, rng: &rng)
+        default:
+            return nil
+        }
+        return Mutation(bytes: encoder.bytes(value), name: name, expectation: nil)
+    }
+
+    /// Removes, duplicates, swaps or adds an array element; counts follow.
+    private func arrayMutation(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
+        var arrays: [[Int]] = []
+        collectArrays(encoded.value, location: [], into: &arrays)
+        guard !arrays.isEmpty else { return nil }
+        let location = arrays[rng.below(arrays.count)]
+        guard case .array(var elements)? = encoded.value.value(at: location) else { return nil }
+        let path = encoded.spans.first { $0.location == location }?.path ?? "array"
+        let action: String
+        switch rng.below(4) {
+        case 0 where !elements.isEmpty:
+            let i = rng.below(elements.count)
+            elements.remove(at: i)
+            action = "remove \(path)[\(i)]"
+        case 1 where !elements.isEmpty:
+            let i = rng.below(elements.count)
+            let copies = rng.oneIn(4) ? 100 + rng.below(1000) : 1
+            elements.insert(contentsOf: repeatElement(elements[i], count: copies), at: i)
+            action = "duplicate \(path)[\(i)]x\(copies)"
+        case 2 where elements.count >= 2:
+            let i = rng.below(elements.count), j = rng.below(elements.count)
+            elements.swapAt(i, j)
+            action = "swap \(path)[\(i)],[\(j)]"
+        default:
+            guard let template = elements.first else { return nil }
+            elements.append(template)
+            action = "append \(path)"
+        }
+        let value = encoded.value.setting(.array(elements), at: location)
+        return Mutation(bytes: encoder.bytes(value), name: action, expectation: nil)
+    }
+
+    private func collectArrays(_ value: SchemaValue, location: [Int], into arrays: inout [[Int]]) {
+        switch value {
+        case .array(let elements):
+            arrays.append(location)
+            for (i, e) in elements.enumerated() { collectArrays(e, location: location + [i], into: &arrays) }
+        case .record(let record):
+            for (i, v) in record.values.enumerated() { collectArrays(v, location: location + [i], into: &arrays) }
+        default:
+            break
+        }
+    }
+
+    // MARK: - Lying mutations
+
+    private func lie(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
+        var options: [Mutation] = []
+        for span in encoded.spans {
+            if span.isVersion { options += lyingVersions(span, encoded) }
+            if span.isChecksum, let m = wrongChecksum(span, encoded) { options.append(m) }
+            if span.isCount || span.isLength {
+                let labels = ["0", "-1", "max", "+1", "-1n", "past-end"]
+                if let m = lyingSize(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
+            }
+            if span.isEnum, let m = overwrite(span, encoded, with: enumOutOfRange(span), name: "enum-out-of-range \(span.path)") {
+                options.append(m)
+            }
+            if span.isString, span.end > span.start {
+                options.append(invalidUTF8(span, encoded, at: span.start + rng.below(span.end - span.start)))
+            }
+        }
+        guard !options.isEmpty else { return nil }
+        return options[rng.below(options.count)]
+    }
+
+    private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [Mutation] {
+        guard let width = span.integerWidth, let rule = versionRule(at: span) else { return [] }
+        let (_, hi) = bounds(width: width, signed: span.signed)
+        var out: [Mutation] = []
+        let future = Expectation(reason: "unsupported-version", because: "the version is newer than the app's \(rule.current)")
+        for (label, value, expectation) in [
+            ("future", rule.current + 1, future as Expectation?), ("future-max", hi, future), ("0", 0, nil),
+            ("negative", span.signed ? -1 : hi, span.signed ? nil : future),
+        ] {
+            if let m = overwrite(span, encoded, with: value, name: "version=\(label) \(span.path)", expectation: expectation) { out.append(m) }
+        }
+        out.append(Mutation(bytes: Array(encoded.bytes.prefix(span.start)), name: "version-missing \(span.path)", expectation: nil))
+        return out
+    }
+
+    private func wrongChecksum(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> Mutation? {
+        guard let width = span.integerWidth else { return nil }
+        var bytes = encoded.bytes
+        bytes[span.start + width - 1] ^= 0x01
+        return Mutation(bytes: bytes, name: "wrong-checksum \(span.path)", expectation: Expectation(reason: "corrupt", because: "the checksum is wrong"))
+    }
+
+    private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {
+        guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
+        let (lo, hi) = bounds(width: width, signed: span.signed)
+        let value: Int128
+        switch label {
+        case "0": value = 0
+        case "-1": value = span.signed ? -1 : hi
+        case "max": value = span.signed ? hi : hi
+        case "+1": value = v + 1
+        case "-1n": value = v - 1
+        default: value = v + Int128(encoded.bytes.count - span.end) + 1
+        }
+        guard value >= lo, value <= hi, value != v else { return nil }
+        return overwrite(span, encoded, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
+    }
+
+    private func invalidUTF8(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, at offset: Int) -> Mutation {
+        var bytes = encoded.bytes
+        bytes[offset] = [0xFF, 0xC0, 0x80, 0xED][offset % 4]
+        return Mutation(bytes: bytes, name: "invalid-utf8 \(span.path)@\(offset - span.start)", expectation: nil)
+    }
+
+    private func overwrite(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, with value: Int128, name: String, expectation: Expectation? = nil) -> Mutation? {
+        guard let width = span.integerWidth else { return nil }
+        var replacement: [UInt8] = []
+        IntegerCodec.encode(value, width: width, bigEndian: span.bigEndian, into: &replacement)
+        var bytes = encoded.bytes
+        guard span.end - span.start == width else { return nil }
+        bytes.replaceSubrange(span.start..<span.end, with: replacement)
+        return Mutation(bytes: fixChecksums(bytes, encoded, except: span), name: name, expectation: expectation)
+    }
+
+    /// Recomputes checksums after an in-place lie, so the lie reaches the check it tests rather
+    /// than failing at the checksum.
+    private func fixChecksums(_ bytes: [UInt8], _ encoded: SchemaEncoder.Output, except lied: FieldSpan) -> [UInt8] {
+        lied.isChecksum ? bytes : patchChecksumsByPosition(bytes, encoded)
+    }
+
+    private func patchChecksumsByPosition(_ bytes: [UInt8], _ encoded: SchemaEncoder.Output) -> [UInt8] {
+        var out = bytes
+        for span in encoded.spans where span.isChecksum {
+            guard let width = span.integerWidth, let rule = checksumRule(at: span), span.end <= out.count else { continue }
+            let from = rule.from.flatMap { name in encoded.spans.first { $0.path == name || $0.path.hasSuffix(".\(name)") }?.start } ?? 0
+            let sum = Int128(Checksum.compute(rule.algorithm, out[from..<span.start]))
+            var replacement: [UInt8] = []
+            IntegerCodec.encode(sum, width: width, bigEndian: span.bigEndian, into: &replacement)
+            out.replaceSubrange(span.start..<span.end, with: replacement)
+        }
+        return out
+    }
+
+    // MARK: - Raw structure mutations
+
+    private func raw(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
+        guard !encoded.spans.isEmpty else { return nil }
+        let span = encoded.spans[rng.below(encoded.spans.count)]
+        var bytes = encoded.bytes
+        switch rng.below(3) {
+        case 0:
+            bytes.removeSubrange(span.start..<span.end)
+            return Mutation(bytes: bytes, name: "remove-field \(span.path)", expectation: nil)
+        case 1:
+            bytes.insert(contentsOf: encoded.bytes[span.start..<span.end], at: span.end)
+            return Mutation(bytes: bytes, name: "duplicate-field \(span.path)", expectation: nil)
+        default:
+            return Mutation(bytes: Array(bytes.prefix(span.start)), name: "truncate-at-field \(span.path)", expectation: nil)
+        }
+    }
+
+    // MARK: - Lookups
+
+    /// The schema field a span belongs to.
+    private func field(at span: FieldSpan) -> Field? {
+        var definition = schema.root
+        var location = span.location[...]
+        while let index = location.first, index < definition.seq.count {
+            let field = definition.seq[index]
+            location = location.dropFirst()
+            if field.repetition != nil, !location.isEmpty { location = location.dropFirst() }
+            guard !location.isEmpty else { return field }
+            guard case .user(let name) = field.type, let next = schema.types[name] else { return nil }
+            definition = next
+        }
+        return nil
+    }
+
+    private func versionRule(at span: FieldSpan) -> VersionRule? { field(at: span)?.version }
+    private func checksumRule(at span: FieldSpan) -> ChecksumRule? { field(at: span)?.checksum }
+
+    private func enumOutOfRange(_ span: FieldSpan) -> Int128 {
+        guard let name = field(at: span)?.enumName, let known = schema.enums[name] else { return 0xFF }
+        return (known.keys.max() ?? 0) + 1
+    }
+}
