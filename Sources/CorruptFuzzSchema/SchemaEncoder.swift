@@ -70,6 +70,15 @@ private struct EncodeState {
                 }
             }
         }
+        // Sizes that cannot be inverted (`len % 2` padding) follow the fields they depend on.
+        for (index, field) in seq.enumerated() where field.repetition == nil {
+            guard let expression = field.size, expression.referencedSibling == nil, case .bytes(let b) = record.values[index] else { continue }
+            let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: 0)
+            if let wanted = expression.evaluate({ resolve($0, scopes: parents + [scope], current: nil) }), wanted >= 0, wanted < 1 << 24,
+               Int(wanted) != b.count, !record.pinned.contains(index) {
+                record.values[index] = .bytes(Array(b.prefix(Int(wanted))) + Array(repeating: 0, count: max(0, Int(wanted) - b.count)))
+            }
+        }
         var out: [UInt8] = []
         var fieldStarts: [Int] = []
         for (index, field) in seq.enumerated() {

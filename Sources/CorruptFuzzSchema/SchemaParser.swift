@@ -8,6 +8,12 @@ public struct SchemaViolation: Error, Sendable, Hashable, CustomStringConvertibl
     public var reason: String
 
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+
+    public init(path: String, message: String, reason: String) {
+        self.path = path
+        self.message = message
+        self.reason = reason
+    }
 }
 
 /// Reads bytes into a ``SchemaValue`` and checks every rule of the schema: the reference

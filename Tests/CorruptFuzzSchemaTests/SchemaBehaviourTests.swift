@@ -1,0 +1,109 @@
+import CorruptFuzzCore
+import CorruptFuzzSchema
+import Foundation
+import Testing
+
+let corpusFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Corpus")
+
+@Suite("Binary schemas: validation messages, mutations, broken schemas")
+struct SchemaBehaviourTests {
+    func habitFile(dates: [Int32] = [20_000, 20_001], name: String = "Run") throws -> [UInt8] {
+        let schema = try habitSchema()
+        let value = SchemaValue.record(.init(typeName: "habit_tracker", values: [
+            .bytes([]), .integer(1), .integer(0),
+            .array([.record(.init(typeName: "habit", values: [.integer(0), .bytes(Array(name.utf8)), .integer(0), .array(dates.map { .integer(Int128($0)) })]))]),
+            .integer(0),
+        ]))
+        return SchemaEncoder(schema: schema).bytes(value)
+    }
+
+    @Test("a value built in Swift encodes with counts, lengths and the CRC filled in")
+    func encoderFillsDerivedFields() throws {
+        let bytes = try habitFile()
+        #expect(SchemaParser(schema: try habitSchema()).firstViolation(bytes) == nil)
+        #expect(bytes.count == 4 + 2 + 4 + (2 + 3 + 4 + 8) + 4)
+    }
+
+    @Test("violations name the field path, the rule and the reason; all of them are listed")
+    func violationMessages() throws {
+        var bytes = try habitFile(dates: [20_000, 19_999])
+        let parser = SchemaParser(schema: try habitSchema())
+        let violations = parser.parse(bytes).violations.map(\.description)
+        #expect(violations.first == "habits[0].dates[1]: 19999 is not after 20000")
+        #expect(violations.contains { $0.hasPrefix("crc32: crc32 stored") } == false)  // the encoder fixed the CRC
+        bytes[bytes.count - 1] ^= 0xFF
+        let all = parser.parse(bytes).violations.map(\.description)
+        #expect(all.count == 2)
+        #expect(all[1].hasPrefix("crc32: crc32 stored 0x"))
+        bytes[4] = 9
+        #expect(parser.firstViolation(bytes) == SchemaViolation(path: "version", message: "9 is newer than supported 1", reason: "unsupported-version"))
+        #expect(parser.firstViolation([])?.reason == "empty")
+    }
+
+    @Test("the catalogue lies about every count, length, version and checksum, with expectations where certain")
+    func catalogue() throws {
+        let format = SchemaFormat(schema: try habitSchema())
+        let mutations = format.catalogue(of: try habitFile())
+        let names = mutations.map(\.name)
+        #expect(names.contains("version=future version"))
+        #expect(names.contains("count=-1 habits[0].num_dates"))
+        #expect(names.contains("length=past-end habits[0].name_len"))
+        #expect(names.contains("wrong-checksum crc32"))
+        #expect(names.contains { $0.hasPrefix("truncate-at-field@") })
+        #expect(mutations.first { $0.name == "version=future version" }?.expectation?.reason == "unsupported-version")
+        #expect(mutations.first { $0.name == "wrong-checksum crc32" }?.expectation?.reason == "corrupt")
+        let parser = SchemaParser(schema: try habitSchema())
+        // Lies keep the checksum right, so they reach the check they test.
+        let lie = try #require(mutations.first { $0.name == "count=-1 habits[0].num_dates" })
+        #expect(parser.firstViolation(lie.bytes)?.description == "habits[0].num_dates: 4294967295 exceeds max 100000")
+        for mutation in mutations {
+            #expect(parser.firstViolation(mutation.bytes) != nil, "\(mutation.name) is still valid")
+        }
+    }
+
+    @Test("random structure-aware mutations are deterministic and mostly invalid")
+    func randomMutations() throws {
+        let format = SchemaFormat(schema: try habitSchema())
+        let seed = try habitFile()
+        func run(_ s: UInt64) -> [String] {
+            var rng = FuzzRNG(seed: s)
+            return (0..<200).compactMap { _ in format.mutate(seed, using: &rng)?.name }
+        }
+        #expect(run(1) == run(1))
+        #expect(run(1).count > 150)
+        #expect(Set(run(1).map { $0.split(separator: " ").first! }).count > 8)
+    }
+
+    @Test("real WAV files written by Python's wave parse and re-encode byte for byte")
+    func wavRoundTrip() throws {
+        let schema = try KSYLoader.load(contentsOf: corpusFolder.appendingPathComponent("schemas/wav.ksy").path)
+        let folder = corpusFolder.appendingPathComponent("wav")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".wav") }
+        #expect(files.count >= 4)
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(file)))
+            let parsed = SchemaParser(schema: schema).parse(bytes)
+            #expect(parsed.violations.isEmpty, "\(file): \(parsed.violations)")
+            #expect(SchemaEncoder(schema: schema).bytes(try #require(parsed.value)) == bytes, "\(file)")
+        }
+    }
+
+    @Test("a broken schema is an error that says where", arguments: [
+        ("seq: [", "not valid YAML"),
+        ("seq:\n  - id: a\n    type: u3", "unknown type 'u3'"),
+        ("seq:\n  - id: a\n    type: str", "a str needs size"),
+        ("seq:\n  - id: a\n    type: u4\n    size: (1 +", "expression"),
+        ("seq:\n  - id: a\n    type: u1\n  - id: a\n    type: u1", "appears twice"),
+        ("seq:\n  - id: a\n    size: b", "'b' is not a field"),
+        ("seq:\n  - id: a\n    type: u1\n    colour: red", "unsupported key 'colour'"),
+        ("seq:\n  - id: a\n    type: u1\n    -checksum: {algorithm: md5}", "-checksum needs"),
+    ])
+    func brokenSchemas(yaml: String, message: String) {
+        #expect {
+            try KSYLoader.load(yaml: yaml)
+        } throws: { error in
+            (error as? SchemaError)?.message.contains(message) == true
+        }
+    }
+}
