@@ -52,7 +52,7 @@ let package = Package(
         // MARK: - Bundled examples (the demo's formats and loaders)
         .target(
             name: "CorruptFuzzExamples",
-            dependencies: ["CorruptFuzzCore"],
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzSchema"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

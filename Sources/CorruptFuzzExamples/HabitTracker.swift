@@ -1,3 +1,5 @@
+import CorruptFuzzSchema
+
 /// One habit: a name and the days it was done.
 public struct Habit: Sendable, Hashable {
     public var name: String
@@ -181,17 +183,9 @@ public enum HabitTracker {
 
     // MARK: - CRC-32
 
-    private static let crcTable: [UInt32] = (0..<256).map { n in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
     /// zlib's CRC-32 (IEEE 802.3) of `bytes`.
     public static func crc32(_ bytes: some Sequence<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
+        Checksum.compute(.crc32, bytes)
     }
 
     // MARK: - Samples

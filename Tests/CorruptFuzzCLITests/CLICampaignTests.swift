@@ -76,3 +76,56 @@ struct CLICampaignTests {
         #expect(try summary(in: reports)["executions"] as? Int == 150)
     }
 }
+
+@Suite("CLI: schema-aware campaigns")
+struct CLISchemaTests {
+    let schema = packageRoot.appendingPathComponent("Corpus/schemas/habit-tracker.ksy").path
+
+    @Test("--schema without a corpus generates seeds and finds the naive loader's lies")
+    func schemaWithoutCorpus() throws {
+        let reports = try temporaryFolder("schema")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let result = try corruptFuzz([
+            "run", "--target", "\(product("habit-loader-naive")) @@", "--schema", schema, "--runs", "400",
+            "--timeout", "300ms", "--no-minimize", "--reports", reports.path,
+        ])
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        #expect(kinds(of: target).isSuperset(of: ["crash", "silent-acceptance", "wrong-reason"]), "\(kinds(of: target))")
+        let signatures = findings(of: target).compactMap { $0["signature"] as? String }
+        #expect(signatures.contains { $0.hasPrefix("unsupported-version:") }, "\(signatures)")
+        #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
+    }
+
+    @Test("a broken schema is a configuration error")
+    func brokenSchema() throws {
+        let folder = try temporaryFolder("ksy")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("broken.ksy").path
+        try Data("seq:\n  - id: a\n    type: u7\n".utf8).write(to: URL(fileURLWithPath: path))
+        let result = try corruptFuzz(["run", "--target", "/bin/true @@", "--schema", path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("broken schema") && result.stderr.contains("unknown type 'u7'"), "\(result.stderr)")
+        let validate = try corruptFuzz(["validate", "--schema", path, "x"])
+        #expect(validate.status == 2)
+    }
+
+    @Test("generate writes valid files that validate accepts; validate reports violations with paths")
+    func generateAndValidate() throws {
+        let out = try temporaryFolder("gen")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let generated = try corruptFuzz(["generate", "--schema", schema, "--count", "20", "--out", out.path, "--seed", "3"])
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path).map { out.appendingPathComponent($0).path }
+        #expect(files.count == 20)
+        let valid = try corruptFuzz(["validate", "--schema", schema] + files)
+        #expect(valid.status == 0, "\(valid.stdout)")
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: files[0])))
+        bytes[4] = 2
+        let bad = out.appendingPathComponent("future.habits")
+        try Data(bytes).write(to: bad)
+        let invalid = try corruptFuzz(["validate", "--schema", schema, bad.path])
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.contains("unsupported-version: version: 2 is newer than supported 1"), "\(invalid.stdout)")
+    }
+}

@@ -50,6 +50,7 @@ struct CLIErrorTests {
     @Test("bad option values and combinations", arguments: [
         (["run", "--duration", "soon"], "is not a duration"),
         (["run", "--target", "/bin/true @@"], "--target needs --corpus"),
+        (["run", "--schema", "x.ksy"], "need --target"),
         (["run", "--memory-limit", "lots"], "is not a size"),
         (["run", "--runs", "0"], "--runs must be positive"),
         (["run", "--format", "nope"], "unknown format"),
