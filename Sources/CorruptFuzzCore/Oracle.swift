@@ -9,7 +9,7 @@ public struct Oracle: Sendable {
     /// Whether the oracle needs the validator's verdict to judge `outcome`.
     public func needsVerdict(for outcome: Outcome, input: TestInput) -> Bool {
         switch outcome {
-        case .accepted, .rejected: input.expectation == nil && Expectation.intrinsic(for: input.bytes) == nil
+        case .accepted, .rejected: Expectation.intrinsic(for: input.bytes) == nil
         case .crashed, .hung, .outOfMemory: false
         }
     }
@@ -22,8 +22,16 @@ public struct Oracle: Sendable {
     /// - Returns: The finding, or nil when the loader behaved.
     public func judge(_ input: TestInput, execution: Execution, verdict: Verdict?) -> Finding? {
         let label: Verdict?
-        if let expectation = Expectation.intrinsic(for: input.bytes) ?? input.expectation {
-            label = .invalid(reason: expectation.reason, message: expectation.because)
+        if let intrinsic = Expectation.intrinsic(for: input.bytes) {
+            label = .invalid(reason: intrinsic.reason, message: intrinsic.because)
+        } else if let expectation = input.expectation {
+            // The validator's message is more precise; use it when it agrees on the reason,
+            // so one bug keeps one signature however the input was made.
+            if case .invalid(let reason, _)? = verdict, reason == expectation.reason {
+                label = verdict
+            } else {
+                label = .invalid(reason: expectation.reason, message: expectation.because)
+            }
         } else if case .undecided? = verdict {
             label = nil
         } else {
