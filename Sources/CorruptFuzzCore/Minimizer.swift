@@ -24,7 +24,11 @@ public struct Minimizer: Sendable {
     ///   - input: An input for which `stillFails` holds.
     ///   - stillFails: Runs the loader and tells whether the finding is still there, or
     ///     returns nil to stop early (a deadline passed, the user pressed Ctrl-C).
-    public func minimize(_ input: [UInt8], while stillFails: ([UInt8]) -> Bool?) -> Result {
+    ///   - structure: Structurally smaller variants of an input (see
+    ///     ``StructureAwareMutator/shrinkCandidates(of:)``), tried greedily before bytes are cut.
+    public func minimize(
+        _ input: [UInt8], structure: (([UInt8]) -> [[UInt8]])? = nil, while stillFails: ([UInt8]) -> Bool?
+    ) -> Result {
         var tests = 0
         var seen: Set<[UInt8]> = [input]
         func check(_ candidate: [UInt8]) -> Bool? {
@@ -35,6 +39,26 @@ public struct Minimizer: Sendable {
         }
 
         var current = input
+        // Structure first: removing a whole record keeps the rest of the file consistent,
+        // where cutting bytes would break a length or a checksum and lose the finding.
+        if let structure {
+            var shrunk = true
+            while shrunk {
+                shrunk = false
+                for candidate in structure(current) where candidate.count < current.count {
+                    switch check(candidate) {
+                    case true?:
+                        current = candidate
+                        shrunk = true
+                    case false?:
+                        continue
+                    case nil:
+                        return Result(bytes: current, tests: tests, exhausted: true)
+                    }
+                    break
+                }
+            }
+        }
         // Cheap first pass: cut the tail in halving steps, since truncations are common findings.
         var cut = current.count / 2
         while cut > 0, !current.isEmpty {

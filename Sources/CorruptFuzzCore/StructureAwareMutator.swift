@@ -24,4 +24,12 @@ public protocol StructureAwareMutator: Sendable {
     func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation?
     /// A new valid file.
     func generate(using rng: inout FuzzRNG) -> [UInt8]
+    /// Structurally smaller variants of `bytes`, smallest-first where it can tell (an array
+    /// element removed, a string emptied, a number zeroed), for the minimizer to try before it
+    /// cuts bytes blindly.
+    func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]]
+}
+
+extension StructureAwareMutator {
+    public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { [] }
 }

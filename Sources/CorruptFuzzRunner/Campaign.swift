@@ -90,6 +90,7 @@ public final class Campaign: @unchecked Sendable {
     private let oracle = Oracle()
     private let seeds: [Seed]
     private let takesPath: Bool
+    private let structure: (any StructureAwareMutator)?
 
     /// Creates a campaign.
     /// - Parameters:
@@ -113,6 +114,7 @@ public final class Campaign: @unchecked Sendable {
         self.targetCommand = targetCommand
         self.seeds = seeds
         self.takesPath = takesPath
+        self.structure = structure
         schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure)
     }
 
@@ -262,7 +264,7 @@ public final class Campaign: @unchecked Sendable {
                     guard let bytes = original.bytes, !bytes.isEmpty else { continue }
                     let deadline = ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000))
                     var lastExecution: Execution?
-                    let outcome = minimizer.minimize(bytes) { candidate in
+                    let outcome = minimizer.minimize(bytes, structure: structure.map { s in { s.shrinkCandidates(of: $0) } }) { candidate in
                         if shouldStop() || ContinuousClock.now > deadline { return nil }
                         var input = original
                         input.bytes = candidate

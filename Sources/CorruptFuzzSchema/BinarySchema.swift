@@ -40,11 +40,17 @@ public enum Endian: String, Sendable, Hashable {
     case big = "be"
 }
 
-/// A record type: a sequence of fields.
+/// A record type: a sequence of fields, and instances read at computed offsets.
 public struct TypeDefinition: Sendable {
     public var seq: [Field]
+    /// `instances` with `pos`: fields read at an offset (from the start of the type's stream)
+    /// that a `seq` field gives, such as a table of contents pointing at its data.
+    public var instances: [Field]
 
-    public init(seq: [Field]) { self.seq = seq }
+    public init(seq: [Field], instances: [Field] = []) {
+        self.seq = seq
+        self.instances = instances
+    }
 }
 
 /// One field of a record.
@@ -72,6 +78,8 @@ public struct Field: Sendable {
     public var order: Ordering?
     /// `encoding` of a string (UTF-8 and ASCII are checked).
     public var encoding: String = "UTF-8"
+    /// `pos`, for instances: where the field starts, from the start of its type's stream.
+    public var position: Expression?
 
     public init(id: String, type: FieldType) {
         self.id = id

@@ -18,7 +18,8 @@ import Yams
 /// - `meta/-allow-trailing: true`: bytes after the last field are allowed (by default they
 ///   are a violation).
 ///
-/// Not supported yet: `instances` (fields at computed offsets), bit-sized integers, `process`,
+/// `instances` with `pos` are read at their offset and validated; the encoder writes the bytes
+/// they cover back as read. Not supported yet: value instances, bit-sized integers, `process`,
 /// `terminator` other than zero, `params`.
 public enum KSYLoader {
     /// Loads the schema in the file at `path`.
@@ -73,7 +74,21 @@ public enum KSYLoader {
     // MARK: - Parts
 
     private static func parseType(_ mapping: [String: Any], path: String, typeNames: Set<String>) throws(SchemaError) -> TypeDefinition {
-        guard let seq = mapping["seq"] else { return TypeDefinition(seq: []) }
+        var instances: [Field] = []
+        if let raw = mapping["instances"] {
+            guard let table = raw as? [String: Any] else { throw SchemaError("\(path)instances must be a mapping") }
+            for name in table.keys.sorted() {
+                guard var entry = table[name] as? [String: Any] else { throw SchemaError("\(path)instances.\(name) must be a mapping") }
+                guard let pos = entry.removeValue(forKey: "pos") else {
+                    throw SchemaError("\(path)instances.\(name): only instances with pos are supported (value instances are not)")
+                }
+                entry["id"] = name
+                var field = try parseField(entry, path: "\(path)instances.\(name)", typeNames: typeNames)
+                field.position = try expression(pos, path: "\(path)instances.\(name).pos")
+                instances.append(field)
+            }
+        }
+        guard let seq = mapping["seq"] else { return TypeDefinition(seq: [], instances: instances) }
         guard let list = seq as? [Any] else { throw SchemaError("\(path)seq must be a list") }
         var fields: [Field] = []
         for (index, raw) in list.enumerated() {
@@ -83,7 +98,7 @@ public enum KSYLoader {
         if let duplicate = Dictionary(grouping: fields, by: \.id).first(where: { $0.value.count > 1 })?.key {
             throw SchemaError("\(path)seq: field id '\(duplicate)' appears twice")
         }
-        return TypeDefinition(seq: fields)
+        return TypeDefinition(seq: fields, instances: instances)
     }
 
     private static func parseField(_ entry: [String: Any], path: String, typeNames: Set<String>) throws(SchemaError) -> Field {

@@ -94,7 +94,7 @@ private struct EncodeState {
                 for j in elements.indices {
                     let elementStart = base + out.count
                     out += writeElement(&elements[j], field: field, path: "\(fieldPath)[\(j)]", location: location + [index, j], scopes: scopes, base: base + out.count)
-                    addSpan(field, path: "\(fieldPath)[\(j)]", start: elementStart, end: base + out.count, location: location + [index, j], seq: seq)
+                    addSpan(field, path: "\(fieldPath)[\(j)]", start: elementStart, end: base + out.count, location: location + [index, j], seq: seq, instances: definition.instances)
                 }
                 record.values[index] = .array(elements)
             default:
@@ -108,9 +108,9 @@ private struct EncodeState {
                         algorithm: checksum.algorithm, location: location + [index]))
                 }
             }
-            addSpan(field, path: fieldPath, start: start, end: base + out.count, location: location + [index], seq: seq)
+            addSpan(field, path: fieldPath, start: start, end: base + out.count, location: location + [index], seq: seq, instances: definition.instances)
         }
-        return out
+        return out + record.tail
     }
 
     mutating func writeElement(
@@ -175,7 +175,8 @@ private struct EncodeState {
         record.values[index] = .integer(value)
     }
 
-    mutating func addSpan(_ field: Field, path: String, start: Int, end: Int, location: [Int], seq: [Field]) {
+    mutating func addSpan(_ field: Field, path: String, start: Int, end: Int, location: [Int], seq: [Field], instances: [Field]) {
+        let isOffset = instances.contains { $0.position?.referencedSibling == field.id }
         let isCount = seq.contains { if case .count(let e)? = $0.repetition { return e.referencedSibling == field.id } else { return false } }
         let isLength = seq.contains { $0.size?.referencedSibling == field.id }
         var width: Int?, signed = false, big = false
@@ -187,7 +188,7 @@ private struct EncodeState {
         spans.append(FieldSpan(
             path: path, start: start, end: end, location: location, isCount: isCount, isLength: isLength,
             isVersion: field.version != nil, isChecksum: field.checksum != nil, isString: { if case .string = field.type { return true } else { return false } }(),
-            isEnum: field.enumName != nil, integerWidth: width, signed: signed, bigEndian: big))
+            isEnum: field.enumName != nil, isOffset: isOffset, integerWidth: width, signed: signed, bigEndian: big))
     }
 }
 

@@ -40,4 +40,6 @@ public struct SchemaFormat: StructureAwareMutator {
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
 
     public func generate(using rng: inout FuzzRNG) -> [UInt8] { generator.generateFile(using: &rng) }
+
+    public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { mutator.shrinkCandidates(of: bytes) }
 }

@@ -58,11 +58,73 @@ public struct SchemaMutator: Sendable {
                 for label in ["0", "-1", "max", "+1", "-1n", "past-end"] { add(lyingSize(span, encoded, label: label)) }
             }
             if span.isString, span.end > span.start { add(invalidUTF8(span, encoded, at: span.start)) }
+            if span.isOffset {
+                for label in ["0", "self", "backwards", "past-end", "max"] { add(lyingOffset(span, encoded, label: label)) }
+            }
         }
         for boundary in Set(encoded.spans.flatMap { [$0.start, $0.end] }).sorted() where boundary > 0 && boundary < encoded.bytes.count {
             add(Mutation(bytes: Array(encoded.bytes.prefix(boundary)), name: "truncate-at-field@\(boundary)", expectation: nil))
         }
         return out
+    }
+
+    // MARK: - Shrinking
+
+    /// Structurally smaller variants of `bytes`: each array element removed (last first), each
+    /// string or byte field emptied or halved, each plain number set to 0; counts, lengths and
+    /// checksums recomputed. Empty when `bytes` do not parse.
+    public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] {
+        guard let value = parser.parse(bytes).value else { return [] }
+        return shrinkCandidates(of: value).map { encoder.bytes($0) }.filter { $0.count < bytes.count }
+    }
+
+    /// Smaller variants of a value, for shrinking generated values (see ``shrink(_:while:)``).
+    public func shrinkCandidates(of value: SchemaValue) -> [SchemaValue] {
+        var out: [SchemaValue] = []
+        var arrays: [[Int]] = []
+        collectArrays(value, location: [], into: &arrays)
+        for location in arrays {
+            guard case .array(let elements)? = value.value(at: location) else { continue }
+            for index in elements.indices.reversed().prefix(16) {
+                var fewer = elements
+                fewer.remove(at: index)
+                out.append(value.setting(.array(fewer), at: location))
+            }
+        }
+        let spans = encoder.encode(value).spans
+        for span in spans where !span.isCount && !span.isLength && !span.isChecksum && !span.isVersion {
+            switch value.value(at: span.location) {
+            case .bytes(let b)? where !b.isEmpty && field(at: span).map({ if case .contents = $0.type { return false } else { return true } }) ?? false:
+                out.append(value.setting(.bytes([]), at: span.location))
+                if b.count > 1 {
+                    // Cut on a character boundary, so a string stays UTF-8.
+                    var cut = b.count / 2
+                    while cut > 0, span.isString, b[cut] & 0xC0 == 0x80 { cut -= 1 }
+                    if cut > 0 { out.append(value.setting(.bytes(Array(b.prefix(cut))), at: span.location)) }
+                    out.append(value.setting(.bytes([span.isString ? 0x61 : 0]), at: span.location))
+                }
+            case .integer(let v)? where v != 0:
+                out.append(value.setting(.integer(0), at: span.location))
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    /// Shrinks a value greedily while `predicate` holds: the generator's values are shrinkable.
+    public func shrink(_ value: SchemaValue, while predicate: (SchemaValue) -> Bool) -> SchemaValue {
+        var current = value
+        var progress = true
+        while progress {
+            progress = false
+            for candidate in shrinkCandidates(of: current) where predicate(candidate) {
+                current = candidate
+                progress = true
+                break
+            }
+        }
+        return current
     }
 
     // MARK: - Consistent mutations (lengths and checksums recomputed)
@@ -165,6 +227,10 @@ public struct SchemaMutator: Sendable {
             if span.isString, span.end > span.start {
                 options.append(invalidUTF8(span, encoded, at: span.start + rng.below(span.end - span.start)))
             }
+            if span.isOffset {
+                let labels = ["0", "self", "backwards", "past-end", "max"]
+                if let m = lyingOffset(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
+            }
         }
         guard !options.isEmpty else { return nil }
         return options[rng.below(options.count)]
@@ -206,6 +272,22 @@ public struct SchemaMutator: Sendable {
         }
         guard value >= lo, value <= hi, value != v else { return nil }
         return overwrite(span, encoded, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
+    }
+
+    /// An offset pointing at the start, at itself, backwards, past the end, or at the maximum.
+    private func lyingOffset(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {
+        guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
+        let (lo, hi) = bounds(width: width, signed: span.signed)
+        let value: Int128
+        switch label {
+        case "0": value = 0
+        case "self": value = Int128(span.start)
+        case "backwards": value = v / 2
+        case "past-end": value = Int128(encoded.bytes.count + 1)
+        default: value = hi
+        }
+        guard value >= lo, value <= hi, value != v else { return nil }
+        return overwrite(span, encoded, with: value, name: "offset=\(label) \(span.path)")
     }
 
     private func invalidUTF8(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, at offset: Int) -> Mutation {

@@ -197,7 +197,29 @@ private struct ParseState {
             }
         }
         _ = recordStart
-        return SchemaValue.Record(typeName: typeName, values: scope.values.map { $0 ?? .absent })
+        var record = SchemaValue.Record(typeName: typeName, values: scope.values.map { $0 ?? .absent })
+        if !definition.instances.isEmpty {
+            let seqEnd = stream.pos
+            var covered = seqEnd
+            scope.streamPos = stream.pos - stream.start
+            let scopes = parents + [scope]
+            for instance in definition.instances {
+                let instancePath = path.isEmpty ? instance.id : "\(path).\(instance.id)"
+                guard let position = instance.position,
+                      let pos = position.evaluate({ resolve($0, scopes: scopes, current: nil) }) else {
+                    throw fail(instancePath, "cannot evaluate pos")
+                }
+                guard pos >= 0, pos <= Int128(stream.end - stream.start) else {
+                    throw fail(instancePath, "pos \(pos) is outside the stream (0...\(stream.end - stream.start))")
+                }
+                var sub = Stream(start: stream.start, end: stream.end, pos: stream.start + Int(pos))
+                record.instances.append(try readElement(instance, stream: &sub, path: instancePath, scopes: scopes, previous: nil))
+                covered = max(covered, sub.pos)
+            }
+            record.tail = Array(bytes[seqEnd..<covered])
+            stream.pos = covered
+        }
+        return record
     }
 
     mutating func readElement(

@@ -18,11 +18,18 @@ public indirect enum SchemaValue: Sendable, Hashable {
         public var pinned: Set<Int>
         /// For a `switch-on` field, the type that was chosen.
         public var typeName: String
+        /// The values of the type's instances (read at offsets), in schema order.
+        public var instances: [SchemaValue]
+        /// The bytes after the `seq` fields that instances cover, kept as read so the encoder
+        /// writes them back unchanged (it does not move data when the header changes size).
+        public var tail: [UInt8]
 
-        public init(typeName: String, values: [SchemaValue], pinned: Set<Int> = []) {
+        public init(typeName: String, values: [SchemaValue], pinned: Set<Int> = [], instances: [SchemaValue] = [], tail: [UInt8] = []) {
             self.typeName = typeName
             self.values = values
             self.pinned = pinned
+            self.instances = instances
+            self.tail = tail
         }
     }
 
@@ -47,6 +54,8 @@ public struct FieldSpan: Sendable, Hashable {
     public var isChecksum: Bool
     public var isString: Bool
     public var isEnum: Bool
+    /// An instance's `pos` names this field.
+    public var isOffset: Bool
     /// Integer fields: width, signedness and byte order.
     public var integerWidth: Int?
     public var signed: Bool
