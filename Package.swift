@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "CorruptFuzzRunner", targets: ["CorruptFuzzRunner"]),
         .library(name: "CorruptFuzzReporting", targets: ["CorruptFuzzReporting"]),
         .library(name: "CorruptFuzzSchema", targets: ["CorruptFuzzSchema"]),
+        .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -49,18 +50,30 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "CorruptFuzzTesting",
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Bundled examples (the demo's formats and loaders)
         .target(
             name: "CorruptFuzzExamples",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzSchema"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HabitLoaders",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "HabitLoaderNaive",
+            dependencies: ["HabitLoaders"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "HabitLoaderHardened",
+            dependencies: ["HabitLoaders"],
             swiftSettings: swiftSettings
         ),
 
@@ -101,6 +114,11 @@ let package = Package(
         .testTarget(
             name: "CorruptFuzzSchemaTests",
             dependencies: ["CorruptFuzzSchema", "CorruptFuzzCore", "CorruptFuzzExamples"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzTestingTests",
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

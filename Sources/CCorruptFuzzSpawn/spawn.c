@@ -212,6 +212,57 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     return 0;
 }
 
+// MARK: - Persistent workers
+
+int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], int command_fd, int result_fd,
+                    int log_fd, int64_t memory_limit) {
+    volatile int child_errno = 0;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        for (int sig = 1; sig < NSIG; sig++) {
+            if (sig == SIGKILL || sig == SIGSTOP) continue;
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigaction(sig, &dfl, NULL);
+        }
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        if (memory_limit > 0) {
+            struct rlimit as = {(rlim_t)memory_limit, (rlim_t)memory_limit};
+            setrlimit(RLIMIT_AS, &as);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (dup2(command_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0
+            || dup2(result_fd, 3) < 0) {
+            child_errno = errno;
+            _exit(127);
+        }
+        execve(path, argv, envp);
+        child_errno = errno;
+        _exit(127);
+    }
+    int saved = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) { errno = saved; return -1; }
+    setpgid(pid, pid);
+    if (child_errno != 0) {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        errno = child_errno;
+        return -1;
+    }
+    return pid;
+}
+
+int cf_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
 // MARK: - Interrupts
 
 static volatile sig_atomic_t interrupted = 0;

@@ -10,6 +10,7 @@ public struct Oracle: Sendable {
     public func needsVerdict(for outcome: Outcome, input: TestInput) -> Bool {
         switch outcome {
         case .accepted, .rejected: Expectation.intrinsic(for: input.bytes) == nil
+        case .acceptedInvalid: false
         case .crashed, .hung, .outOfMemory: false
         }
     }
@@ -47,6 +48,8 @@ public struct Oracle: Sendable {
             return finding(.hang, "no exit within the timeout", "no exit within \(ms) ms")
         case .outOfMemory(_, let message):
             return finding(.oom, "over the memory limit", message ?? execution.outcome.summary)
+        case .acceptedInvalid(let message):
+            return finding(.silentAcceptance, "value: " + Normalize.message(message), "accepted, but the loaded value is invalid: \(message)")
         case .accepted:
             guard case .invalid(let reason, let message)? = label else { return nil }
             let signature = reason.map { "\($0): " } ?? ""

@@ -5,6 +5,9 @@
 /// a signal is a crash, no exit before the deadline a hang, and exceeding the memory limit oom.
 public enum Outcome: Sendable, Hashable {
     case accepted(digest: String)
+    /// The loader accepted the input, but the app's own check of the loaded value (a
+    /// `validateUserData`-style function) rejected it with this message.
+    case acceptedInvalid(message: String)
     case rejected(reason: String?, exitCode: Int32, message: String?)
     case crashed(signal: Int32, frames: [String], message: String?)
     case hung(milliseconds: Int)
@@ -13,7 +16,7 @@ public enum Outcome: Sendable, Hashable {
     /// A short word for logs: accepted, rejected, crash, hang, oom.
     public var word: String {
         switch self {
-        case .accepted: "accepted"
+        case .accepted, .acceptedInvalid: "accepted"
         case .rejected: "rejected"
         case .crashed: "crash"
         case .hung: "hang"
@@ -27,6 +30,8 @@ public enum Outcome: Sendable, Hashable {
         case .accepted(let digest):
             let line = digest.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? ""
             return line.isEmpty ? "accepted" : "accepted (digest: \(line.prefix(80)))"
+        case .acceptedInvalid(let message):
+            return "accepted, but the loaded value is invalid: \(message.prefix(160))"
         case .rejected(let reason, let code, let message):
             var text = "rejected (reason: \(reason ?? "none given"), exit \(code))"
             if let message, !message.isEmpty { text += ": \(message.prefix(160))" }

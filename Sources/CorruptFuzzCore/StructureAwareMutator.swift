@@ -33,3 +33,12 @@ public protocol StructureAwareMutator: Sendable {
 extension StructureAwareMutator {
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { [] }
 }
+
+/// A user-data format the toolkit knows: its reference validator, its usual file extension,
+/// and its structure-aware mutations and generator.
+public protocol FuzzFormat: StructureAwareMutator {
+    /// The format's strict reference validator.
+    var validator: any Validator { get }
+    /// The usual file extension, without the dot.
+    var fileExtension: String { get }
+}

@@ -105,7 +105,7 @@ public final class Campaign: @unchecked Sendable {
     public init(
         executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
         validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration,
-        structure: (any StructureAwareMutator)? = nil
+        structure: (any StructureAwareMutator)? = nil, regressions: [TestInput] = []
     ) {
         self.executor = executor
         self.validator = validator
@@ -115,7 +115,7 @@ public final class Campaign: @unchecked Sendable {
         self.seeds = seeds
         self.takesPath = takesPath
         self.structure = structure
-        schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure)
+        schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure, regressions: regressions)
     }
 
     private struct Judged: Sendable {

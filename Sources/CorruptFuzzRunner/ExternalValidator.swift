@@ -27,7 +27,7 @@ public final class ExternalValidator: Validator, @unchecked Sendable {
             return .undecided("validator could not run: \(error)")
         }
         switch execution.outcome {
-        case .accepted:
+        case .accepted, .acceptedInvalid:
             return .valid
         case .rejected(let reason, let code, let message):
             return .invalid(reason: reason, message: message ?? "rejected by the validator (exit \(code))")

@@ -24,14 +24,18 @@ public struct InputSchedule: Sendable {
     ///   - configuration: Seed, limits and mutators.
     ///   - includeMissingFile: Whether to try a missing file (only when the target takes a path).
     ///   - structure: The format's structure-aware mutations, if it has them.
-    public init(seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, structure: (any StructureAwareMutator)? = nil) {
+    ///   - regressions: Inputs that failed before, run first (a regression store).
+    public init(
+        seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, structure: (any StructureAwareMutator)? = nil,
+        regressions: [TestInput] = []
+    ) {
         precondition(!seeds.isEmpty, "a schedule needs at least one seed")
         self.seeds = seeds
         self.configuration = configuration
         self.structure = structure
         rng = FuzzRNG(seed: configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
-        var fixed: [TestInput] = []
+        var fixed: [TestInput] = regressions
         if includeMissingFile {
             fixed.append(TestInput(bytes: nil, mutations: ["missing-file"], seedName: "(none)", expectation: .notFound))
         }

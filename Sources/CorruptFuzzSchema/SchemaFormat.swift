@@ -7,7 +7,7 @@ import CorruptFuzzCore
 /// let format = try SchemaFormat(ksyPath: "Corpus/schemas/habit-tracker.ksy")
 /// format.validator.validate(bytes)   // .invalid(reason: "corrupt", message: "habits[0].num_dates: 200000 exceeds max 100000")
 /// ```
-public struct SchemaFormat: StructureAwareMutator {
+public struct SchemaFormat: FuzzFormat {
     public let schema: BinarySchema
     public let mutator: SchemaMutator
     public let generator: SchemaGenerator
@@ -19,6 +19,8 @@ public struct SchemaFormat: StructureAwareMutator {
         generator = SchemaGenerator(schema: schema, limits: limits)
         parser = SchemaParser(schema: schema)
     }
+
+    public var fileExtension: String { schema.fileExtension }
 
     /// Loads a `.ksy` file.
     public init(ksyPath: String) throws(SchemaError) {

@@ -1,14 +1,13 @@
 // habit-loader-hardened PATH
 //
-// Loads a habit-tracker file the way it should be done: every length is checked against the
-// bytes that remain before anything is allocated, the version before the checksum (a newer
-// app's file is "unsupported-version", never "corrupt", so the app keeps it), the CRC before
-// the structure, and every failure says why on the first stderr line: `reason: WORD`.
+// The hardened loader (HabitLoaders.HardenedHabitLoader) as a target-protocol executable:
+// exit 0 with a digest line per habit, or exit 1 with `reason: WORD` first on stderr.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HabitLoaders
 
 /// Writes `text` to standard error (fd 2).
 func printError(_ text: String) {
@@ -16,19 +15,9 @@ func printError(_ text: String) {
     text.withUTF8 { buffer in _ = write(2, buffer.baseAddress, buffer.count) }
 }
 
-let supportedVersion = 1
-let habitLimit = 10_000, dateLimit = 100_000, nameLimit = 256, lastDay = 73_048
-
-struct LoadError: Error {
-    var reason: String
-    var message: String
-}
-
-func fail(_ reason: String, _ message: String) -> LoadError { LoadError(reason: reason, message: message) }
-
-func readFile(_ path: String) throws(LoadError) -> [UInt8] {
+func readFile(_ path: String) throws(HabitLoadError) -> [UInt8] {
     guard let file = fopen(path, "rb") else {
-        throw errno == ENOENT ? fail("not-found", "\(path) does not exist") : fail("unreadable", "cannot open \(path)")
+        throw errno == ENOENT ? HabitLoadError.make("not-found", "\(path) does not exist") : HabitLoadError.make("unreadable", "cannot open \(path)")
     }
     defer { fclose(file) }
     var bytes: [UInt8] = []
@@ -37,93 +26,15 @@ func readFile(_ path: String) throws(LoadError) -> [UInt8] {
         let n = fread(&chunk, 1, chunk.count, file)
         if n > 0 { bytes += chunk[0..<n] }
         if n < chunk.count {
-            if ferror(file) != 0 { throw fail("unreadable", "read error in \(path)") }
+            if ferror(file) != 0 { throw HabitLoadError.make("unreadable", "read error in \(path)") }
             break
         }
     }
     return bytes
 }
 
-let crcTable: [UInt32] = (0..<256).map { n in
-    (0..<8).reduce(UInt32(n)) { c, _ in c & 1 == 1 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-}
-
-func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-    ~bytes.reduce(~UInt32(0)) { crc, byte in crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-}
-
-/// Reads little-endian fields, never past `end`.
-struct Cursor {
-    let bytes: [UInt8]
-    let end: Int
-    var at: Int
-
-    var left: Int { end - at }
-
-    mutating func take(_ count: Int, _ what: String) throws(LoadError) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= left else { throw fail("corrupt", "\(what) runs past the end") }
-        defer { at += count }
-        return bytes[at..<(at + count)]
-    }
-
-    mutating func int(_ width: Int, _ what: String) throws(LoadError) -> Int {
-        try take(width, what).reversed().reduce(0) { $0 << 8 | Int($1) }
-    }
-}
-
-struct Habit {
-    var name: String
-    var days: [Int]
-}
-
-func load(_ bytes: [UInt8]) throws(LoadError) -> [Habit] {
-    if bytes.isEmpty { throw fail("empty", "the file is empty") }
-    if bytes.count < 4 || bytes[0..<4] != [0x48, 0x42, 0x54, 0x53] { throw fail("corrupt", "not a habit-tracker file") }
-    if bytes.count < 6 { throw fail("corrupt", "no version") }
-    let version = Int(bytes[4]) | Int(bytes[5]) << 8
-    if version == 0 { throw fail("corrupt", "version 0") }
-    if version > supportedVersion { throw fail("unsupported-version", "version \(version) is newer than \(supportedVersion)") }
-    if bytes.count < 14 { throw fail("corrupt", "too short") }
-    let end = bytes.count - 4
-    var trailer = Cursor(bytes: bytes, end: bytes.count, at: end)
-    if try UInt32(trailer.int(4, "crc")) != crc32(bytes[0..<end]) { throw fail("corrupt", "checksum mismatch") }
-
-    var cursor = Cursor(bytes: bytes, end: end, at: 6)
-    let count = try cursor.int(4, "habit count")
-    if count > habitLimit { throw fail("corrupt", "\(count) habits") }
-    var habits: [Habit] = []
-    for index in 0..<count {
-        let nameLength = try cursor.int(2, "name length of habit \(index)")
-        if nameLength == 0 || nameLength > nameLimit { throw fail("corrupt", "name length \(nameLength) of habit \(index)") }
-        guard let name = String(validating: try cursor.take(nameLength, "name of habit \(index)"), as: UTF8.self) else {
-            throw fail("corrupt", "name of habit \(index) is not UTF-8")
-        }
-        let dateCount = try cursor.int(4, "date count of habit \(index)")
-        if dateCount > dateLimit || dateCount * 4 > cursor.left { throw fail("corrupt", "\(dateCount) dates in habit \(index)") }
-        var days: [Int] = []
-        days.reserveCapacity(dateCount)
-        for _ in 0..<dateCount {
-            let day = Int(Int32(truncatingIfNeeded: try cursor.int(4, "date")))
-            if day < 0 || day > lastDay || (days.last.map { day <= $0 } ?? false) {
-                throw fail("corrupt", "bad date \(day) in habit \(index)")
-            }
-            days.append(day)
-        }
-        habits.append(Habit(name: name, days: days))
-    }
-    if cursor.left != 0 { throw fail("corrupt", "\(cursor.left) unexpected bytes after the habits") }
-    return habits
-}
-
-/// The longest run of consecutive days; `days` is strictly increasing, so one pass suffices.
-func longestStreak(_ days: [Int]) -> Int {
-    var best = 0, current = 0, previous: Int?
-    for day in days {
-        current = previous == day - 1 ? current + 1 : 1
-        best = max(best, current)
-        previous = day
-    }
-    return best
+extension HabitLoadError {
+    static func make(_ reason: String, _ message: String) -> HabitLoadError { HabitLoadError(reason: reason, message: message) }
 }
 
 guard CommandLine.arguments.count == 2 else {
@@ -131,9 +42,7 @@ guard CommandLine.arguments.count == 2 else {
     exit(2)
 }
 do {
-    for habit in try load(try readFile(CommandLine.arguments[1])) {
-        print("\(habit.name): \(habit.days.count) days, longest streak \(longestStreak(habit.days))")
-    }
+    for habit in try HardenedHabitLoader.load(try readFile(CommandLine.arguments[1])) { print(habit.digest) }
 } catch {
     printError("reason: \(error.reason)\n\(error.message)\n")
     exit(1)

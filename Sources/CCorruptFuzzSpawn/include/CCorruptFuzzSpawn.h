@@ -42,6 +42,15 @@ typedef struct {
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
            int64_t memory_limit, int timeout_ms, cf_result *result);
 
+/// Starts a persistent worker in a new process group: `command_fd` becomes its stdin,
+/// `result_fd` its fd 3, `log_fd` its stdout and stderr. Same limits as cf_run.
+/// Returns the pid, or -1 with errno set.
+int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], int command_fd, int result_fd,
+                    int log_fd, int64_t memory_limit);
+
+/// pipe2(fds, O_CLOEXEC): both ends close on exec, atomically.
+int cf_pipe_cloexec(int fds[2]);
+
 /// Installs a SIGINT/SIGTERM handler that only sets a flag; a second signal exits at once.
 void cf_install_interrupt_handler(void);
 /// Whether SIGINT or SIGTERM arrived since the handler was installed.

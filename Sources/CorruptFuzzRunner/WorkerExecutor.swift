@@ -1,0 +1,175 @@
+import CCorruptFuzzSpawn
+import CorruptFuzzCore
+import Foundation
+
+/// Runs inputs in persistent worker processes, restarted after every crash or hang.
+///
+/// Starting a process per input costs milliseconds; a worker loads once and then answers
+/// input after input. Crashes are still observed from outside: the worker dies, this executor
+/// sees the signal (and the backtrace the worker printed), reports a crash, and starts a new
+/// worker for the next input.
+///
+/// The protocol: the worker reads one input path per line on stdin, runs it, and writes one
+/// line to fd 3: `A <digest>` when it accepted the input, `V <message>` when it accepted it but
+/// the app's own check of the loaded value failed, `R <reason or -> <message>` when it rejected it (newlines in digest and message replaced by spaces). Its stdout and stderr go to
+/// a log, whose new part is read after a crash.
+public final class WorkerExecutor: Executor, @unchecked Sendable {
+    public let slots: Int
+    private let path: String
+    private let arguments: [String]
+    private let environment: [String: String]
+    private let limits: ProcessExecutor.Limits
+    private let workDirectory: URL
+    private var workers: [Worker?]
+
+    private struct Worker {
+        var pid: pid_t
+        var commands: Int32
+        var results: Int32
+        var log: Int32
+        var pending: [UInt8] = []
+    }
+
+    /// Creates an executor whose workers run `path` with `arguments` and `environment` added.
+    public init(path: String, arguments: [String], environment: [String: String], limits: ProcessExecutor.Limits, slots: Int) throws(CorruptFuzzError) {
+        self.path = path
+        self.arguments = arguments
+        self.environment = environment
+        self.limits = limits
+        self.slots = max(1, slots)
+        workers = Array(repeating: nil, count: self.slots)
+        signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
+        var template = Array("\(NSTemporaryDirectory())/corrupt-fuzz-worker.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw CorruptFuzzError(.system, "cannot create a temporary directory") }
+        workDirectory = URL(fileURLWithPath: String(cString: made))
+    }
+
+    deinit {
+        for index in workers.indices { stop(index) }
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        let file = workDirectory.appendingPathComponent("input-\(slot)").path
+        if let bytes = input.bytes {
+            try ProcessExecutor.writeFile(bytes, to: file)
+        } else {
+            unlink(file)
+        }
+        if workers[slot] == nil { workers[slot] = try start(slot) }
+        guard var worker = workers[slot] else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
+        let logStart = lseek(worker.log, 0, SEEK_END)
+        let started = ContinuousClock.now
+        let line = Array((file + "\n").utf8)
+        _ = line.withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
+        let deadline = started + .milliseconds(limits.timeoutMilliseconds)
+        while true {
+            if let newline = worker.pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: worker.pending[..<newline], as: UTF8.self)
+                worker.pending.removeSubrange(...newline)
+                workers[slot] = worker
+                return Execution(outcome: Self.parse(line), microseconds: micros(since: started))
+            }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero {
+                stop(slot)
+                return Execution(outcome: .hung(milliseconds: limits.timeoutMilliseconds), microseconds: micros(since: started))
+            }
+            var poller = pollfd(fd: worker.results, events: Int16(POLLIN), revents: 0)
+            let ms = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(&poller, 1, ms)
+            if ready < 0, errno != EINTR { break }
+            if ready > 0 {
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                let n = read(worker.results, &buffer, buffer.count)
+                if n > 0 {
+                    worker.pending += buffer[0..<n]
+                    continue
+                }
+                break  // EOF: the worker died
+            }
+        }
+        // The worker died while running this input.
+        var status: Int32 = 0
+        var usage = rusage()
+        kill(-worker.pid, SIGKILL)
+        while wait4(worker.pid, &status, 0, &usage) < 0, errno == EINTR {}
+        let stderr = Self.readLog(worker.log, from: logStart)
+        close(worker.results)
+        close(worker.log)
+        close(worker.commands)
+        workers[slot] = nil
+        var result = cf_result()
+        if status & 0x7F != 0 {
+            result.end = CF_SIGNALED
+            result.code = status & 0x7F
+        } else {
+            result.end = CF_EXITED
+            result.code = (status >> 8) & 0xFF
+            if result.code == 0 { result.code = 1 }  // a worker must not exit mid-input
+        }
+        result.max_rss_kb = Int64(usage.ru_maxrss)
+        let outcome = ProcessExecutor.classify(result, stdout: [], stderr: stderr, limits: limits)
+        return Execution(outcome: outcome, stderr: stderr, microseconds: micros(since: started))
+    }
+
+    private func micros(since start: ContinuousClock.Instant) -> Int64 {
+        let d = ContinuousClock.now - start
+        return d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
+    }
+
+    static func parse(_ line: String) -> Outcome {
+        if line.hasPrefix("A") { return .accepted(digest: String(line.dropFirst(2))) }
+        if line.hasPrefix("V") { return .acceptedInvalid(message: String(line.dropFirst(2))) }
+        let parts = line.dropFirst(2).split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        let reason = parts.first.map(String.init).flatMap { $0 == "-" || $0.isEmpty ? nil : $0 }
+        return .rejected(reason: reason, exitCode: 1, message: parts.count > 1 ? String(parts[1]) : nil)
+    }
+
+    private static func readLog(_ fd: Int32, from offset: off_t) -> [UInt8] {
+        let end = lseek(fd, 0, SEEK_END)
+        let count = min(Int(end - offset), 1 << 20)
+        guard count > 0 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = pread(fd, &buffer, count, offset)
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+
+    private func start(_ slot: Int) throws(CorruptFuzzError) -> Worker {
+        var commandPipe: [Int32] = [0, 0], resultPipe: [Int32] = [0, 0]
+        guard cf_pipe_cloexec(&commandPipe) == 0, cf_pipe_cloexec(&resultPipe) == 0 else {
+            throw CorruptFuzzError(.system, "cannot create pipes for a worker")
+        }
+        let logPath = workDirectory.appendingPathComponent("log-\(slot)").path
+        let log = open(logPath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        var env = ProcessInfo.processInfo.environment
+        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        for (key, value) in environment { env[key] = value }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        let pid = argv.withUnsafeBufferPointer { a in
+            envp.withUnsafeBufferPointer { e in
+                cf_worker_spawn(path, a.baseAddress, e.baseAddress, commandPipe[0], resultPipe[1], log, limits.memoryLimit)
+            }
+        }
+        close(commandPipe[0])
+        close(resultPipe[1])
+        guard pid > 0 else {
+            close(commandPipe[1]); close(resultPipe[0]); close(log)
+            throw CorruptFuzzError(.unusableTarget, "cannot start worker \(path): \(String(cString: strerror(errno)))")
+        }
+        return Worker(pid: pid, commands: commandPipe[1], results: resultPipe[0], log: log)
+    }
+
+    private func stop(_ slot: Int) {
+        guard let worker = workers[slot] else { return }
+        kill(-worker.pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(worker.pid, &status, 0) < 0, errno == EINTR {}
+        close(worker.results)
+        close(worker.log)
+        close(worker.commands)
+        workers[slot] = nil
+    }
+}

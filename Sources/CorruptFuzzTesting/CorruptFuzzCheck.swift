@@ -1,0 +1,127 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+
+/// How a check runs the loader.
+public enum Isolation: Sendable, Hashable {
+    /// In the test process: fastest, but a loader that traps ends the whole test run.
+    case inProcess
+    /// In worker processes that are the test binary itself, restarted after every crash:
+    /// a trap becomes a finding and the rest of the suite goes on.
+    case process
+}
+
+/// Settings of one check, with defaults for a unit-test budget.
+public struct CorruptFuzzOptions: Sendable {
+    /// How many inputs to run (after the regressions).
+    public var runs: Int
+    /// The seed of every random choice; nil takes `CORRUPT_FUZZ_SEED`, else 0.
+    public var seed: UInt64?
+    public var isolation: Isolation
+    /// The deadline of one input.
+    public var timeout: Duration
+    /// The worker's address-space limit in bytes (process isolation only; 0 for none).
+    public var memoryLimit: Int64
+    /// Where failing inputs are kept and replayed from first; nil: `Corpus/regressions/<id>`
+    /// in the package the test lives in (`CORRUPT_FUZZ_REGRESSIONS` overrides the folder).
+    public var regressions: URL?
+    /// Parallel workers (process isolation).
+    public var jobs: Int
+
+    public init(
+        runs: Int = 500, seed: UInt64? = nil, isolation: Isolation = .process, timeout: Duration = .seconds(1),
+        memoryLimit: Int64 = 1 << 30, regressions: URL? = nil, jobs: Int = 1
+    ) {
+        self.runs = runs
+        self.seed = seed
+        self.isolation = isolation
+        self.timeout = timeout
+        self.memoryLimit = memoryLimit
+        self.regressions = regressions
+        self.jobs = jobs
+    }
+}
+
+/// One bug a check found, ready to read in a test failure.
+public struct CorruptFuzzFinding: Sendable, CustomStringConvertible {
+    public var kind: FindingKind
+    public var signature: String
+    public var detail: String
+    public var hits: Int
+    /// The minimized input, saved in the regression store.
+    public var reproducer: String?
+    /// The command that replays it (the regression store runs it first).
+    public var replay: String
+    /// How the input was made.
+    public var input: String
+
+    public var description: String {
+        var text = "\(kind.rawValue): \(signature) (hit \(hits)x)\n  \(detail)\n  input: \(input)"
+        if let reproducer { text += "\n  reproducer: \(reproducer)" }
+        text += "\n  replay: \(replay)"
+        return text
+    }
+}
+
+/// What a check did and found.
+public struct CorruptFuzzReport: Sendable {
+    public var id: String
+    public var findings: [CorruptFuzzFinding]
+    public var executions: Int
+    public var seconds: Double
+    public var seed: UInt64
+    /// A hash of every input run, in order: equal for equal seeds.
+    public var inputSequenceHash: UInt64
+
+    public var executionsPerSecond: Double { seconds > 0 ? Double(executions) / seconds : 0 }
+    /// The kinds of the findings.
+    public var kinds: Set<FindingKind> { Set(findings.map(\.kind)) }
+}
+
+/// Why a loader rejected data, as a reason word: an error's `reason` string property if it has
+/// one (`HabitLoadError(reason: "corrupt", …)`), `empty`/`not-found`/`corrupt` for Foundation's
+/// file and decoding errors, and the error's type name otherwise.
+func reasonWord(for error: any Error) -> String {
+    if let reason = Mirror(reflecting: error).children.first(where: { $0.label == "reason" })?.value as? String {
+        return reason
+    }
+    if error is DecodingError { return "corrupt" }
+    if let cocoa = error as? CocoaError {
+        switch cocoa.code {
+        case .fileReadNoSuchFile, .fileNoSuchFile: return "not-found"
+        case .fileReadCorruptFile, .propertyListReadCorrupt: return "corrupt"
+        case .fileReadTooLarge: return "too-large"
+        default: break
+        }
+    }
+    return String(describing: type(of: error))
+}
+
+/// Runs a loader on one input in-process and says what it did.
+func runLoader<Value>(
+    _ load: (Data) throws -> Value, validate: ((Value) -> String?)?, bytes: [UInt8]
+) -> Outcome {
+    do {
+        let value = try load(Data(bytes))
+        if let message = validate?(value), !message.isEmpty { return .acceptedInvalid(message: message) }
+        return .accepted(digest: "")
+    } catch {
+        return .rejected(reason: reasonWord(for: error), exitCode: 1, message: String(describing: error))
+    }
+}
+
+/// Runs inputs by calling the loader in this process.
+struct InProcessExecutor: Executor {
+    let slots = 1
+    let body: @Sendable ([UInt8]) -> Outcome
+
+    func execute(_ input: TestInput, slot: Int) -> Execution {
+        guard let bytes = input.bytes else {
+            return Execution(outcome: .rejected(reason: "not-found", exitCode: 1, message: nil))
+        }
+        let start = ContinuousClock.now
+        let outcome = body(bytes)
+        let elapsed = ContinuousClock.now - start
+        return Execution(outcome: outcome, microseconds: elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
+    }
+}

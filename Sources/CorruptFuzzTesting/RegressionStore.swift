@@ -1,0 +1,55 @@
+import CorruptFuzzCore
+import Foundation
+
+/// Keeps every failing input of a check and gives them back first on the next run, as
+/// Hypothesis's example database does.
+struct RegressionStore {
+    let directory: URL
+
+    /// `Corpus/regressions/<id>` in the package holding `filePath`, or under
+    /// `CORRUPT_FUZZ_REGRESSIONS` when it is set.
+    static func defaultDirectory(for id: String, filePath: String) -> URL {
+        let slug = String(id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "-" })
+        if let root = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_REGRESSIONS"] {
+            return URL(fileURLWithPath: root).appendingPathComponent(slug)
+        }
+        var folder = URL(fileURLWithPath: filePath).deletingLastPathComponent()
+        while folder.path != "/" {
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+                return folder.appendingPathComponent("Corpus/regressions").appendingPathComponent(slug)
+            }
+            folder.deleteLastPathComponent()
+        }
+        return FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-regressions").appendingPathComponent(slug)
+    }
+
+    /// This test binary.
+    static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// The stored inputs, in name order.
+    func load() -> [TestInput] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.sorted().filter { !$0.hasPrefix(".") }.compactMap { name in
+            FileManager.default.contents(atPath: directory.appendingPathComponent(name).path).map {
+                TestInput(bytes: [UInt8]($0), mutations: ["regression"], seedName: name)
+            }
+        }
+    }
+
+    /// Saves a failing input under a name from its kind and content; returns its path.
+    func save(_ bytes: [UInt8], kind: FindingKind, fileExtension: String) -> String? {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let name = "\(kind.rawValue)-\(String(hash, radix: 16))" + (fileExtension.isEmpty ? "" : ".\(fileExtension)")
+        let url = directory.appendingPathComponent(name)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(bytes).write(to: url, options: .atomic)
+            return url.path
+        } catch {
+            return nil
+        }
+    }
+}
