@@ -118,7 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzTestingTests",
-            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders"],
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -73,7 +73,7 @@ enum SwiftTestingRerun {
 
     static func replayHint() -> String {
         guard let test = Test.current else { return "swift test" }
-        return "swift test --filter '\(test.name)'"
+        return "swift test --filter '\(filter(for: test).replacing("'", with: "'\\''"))'"
     }
 }
 
@@ -104,5 +104,8 @@ extension XCTestCase {
         return "\(String(reflecting: type(of: self)))/\(method)"
     }
 
-    var xctestRerun: Rerun { Rerun(arguments: [xctestFilter]) }
+    var xctestRerun: Rerun { Rerun(arguments: ["--testing-library", "xctest", xctestFilter]) }
+
+    /// The filter that re-runs this test in a worker (for tests of the module itself).
+    public var xctestFilterForTesting: String { xctestFilter }
 }

@@ -1,0 +1,124 @@
+import CorruptFuzzCore
+import Foundation
+import Testing
+import XCTest
+
+/// One change a user can make to a document, drawn with random parameters.
+///
+/// ```swift
+/// let addDay = DocumentAction<HabitDocument>("addDay") { doc, rng in
+///     guard !doc.habits.isEmpty else { return nil }
+///     let i = rng.below(doc.habits.count), day = Int32(20_000 + rng.below(60))
+///     doc.addDay(day, toHabit: i)
+///     return "addDay(\(day), toHabit: \(i))"
+/// }
+/// ```
+public struct DocumentAction<Document>: Sendable {
+    public let name: String
+    let body: @Sendable (inout Document, inout FuzzRNG) -> String?
+
+    /// Creates an action.
+    /// - Parameter body: Changes the document and returns a description of the change with its
+    ///   parameters, or nil when the action does not apply to this document.
+    public init(_ name: String, _ body: @escaping @Sendable (inout Document, inout FuzzRNG) -> String?) {
+        self.name = name
+        self.body = body
+    }
+}
+
+/// The first sequence of actions that broke the validator, shrunk to the shortest found.
+public struct StatefulFailure: Sendable, CustomStringConvertible {
+    /// The actions, in order, with their parameters; the last one broke the document.
+    public var steps: [String]
+    /// The validator's message after the last step.
+    public var message: String
+    /// How many actions the failing sequence had before shrinking.
+    public var originalLength: Int
+    public var seed: UInt64
+
+    public var description: String {
+        var text = "after \(steps.count) action\(steps.count == 1 ? "" : "s") (shrunk from \(originalLength)), the document is invalid: \(message)\n"
+        for (index, step) in steps.enumerated() {
+            text += "  \(index + 1). \(step)\(index == steps.count - 1 ? "   <- breaks it" : "")\n"
+        }
+        return text + "  seed: \(seed)"
+    }
+}
+
+/// A step of a stateful run: which action, and the seed of its parameters, so a step replays
+/// exactly.
+struct StatefulStep: Hashable {
+    var action: Int
+    var seed: UInt64
+}
+
+/// Runs random sequences of actions on copies of a document, validating after each one, the
+/// way a careful app applies a change to a copy and keeps the old data when validation fails.
+///
+/// - Returns: The first failing sequence, shrunk, or nil when every sequence kept the document
+///   valid.
+public func verifyStatefulChanges<Document>(
+    initial: @Sendable () -> Document, actions: [DocumentAction<Document>], runs: Int = 200, maxSteps: Int = 20,
+    seed: UInt64? = nil, validate: (Document) -> String?
+) -> StatefulFailure? {
+    precondition(!actions.isEmpty, "give at least one action")
+    let seed = seed ?? ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SEED"].flatMap(UInt64.init) ?? 0
+    var rng = FuzzRNG(seed: seed)
+    /// Replays steps; returns the descriptions and the first failure's index and message.
+    func replay(_ steps: [StatefulStep]) -> (descriptions: [String], failure: (Int, String)?) {
+        var document = initial()
+        var descriptions: [String] = []
+        for (index, step) in steps.enumerated() {
+            var stepRNG = FuzzRNG(seed: step.seed)
+            guard let description = actions[step.action].body(&document, &stepRNG) else { continue }
+            descriptions.append(description)
+            if let message = validate(document), !message.isEmpty {
+                return (descriptions, (index, message))
+            }
+        }
+        return (descriptions, nil)
+    }
+    for _ in 0..<runs {
+        let steps = (0..<(1 + rng.below(maxSteps))).map { _ in StatefulStep(action: rng.below(actions.count), seed: rng.next()) }
+        guard let (failingIndex, _) = replay(steps).failure else { continue }
+        // Shrink: drop steps (chunks, then one at a time) while the sequence still fails.
+        var current = Array(steps[...failingIndex])
+        var chunk = max(1, current.count / 2)
+        while chunk >= 1 {
+            var start = 0
+            var removed = false
+            while start < current.count {
+                var candidate = current
+                candidate.removeSubrange(start..<min(start + chunk, candidate.count))
+                if !candidate.isEmpty, let (index, _) = replay(candidate).failure {
+                    current = Array(candidate[...index])
+                    removed = true
+                } else {
+                    start += chunk
+                }
+            }
+            if !removed { chunk /= 2 }
+        }
+        let (descriptions, failure) = replay(current)
+        return StatefulFailure(steps: descriptions, message: failure?.1 ?? "", originalLength: failingIndex + 1, seed: seed)
+    }
+    return nil
+}
+
+/// Like ``verifyStatefulChanges(initial:actions:runs:maxSteps:seed:validate:)``, recording a
+/// Swift Testing issue (or an XCTest failure outside Swift Testing) with the shrunk sequence.
+@discardableResult
+public func assertStatefulChanges<Document>(
+    initial: @Sendable () -> Document, actions: [DocumentAction<Document>], runs: Int = 200, maxSteps: Int = 20,
+    seed: UInt64? = nil, sourceLocation: SourceLocation = #_sourceLocation, validate: (Document) -> String?
+) -> StatefulFailure? {
+    let failure = verifyStatefulChanges(initial: initial, actions: actions, runs: runs, maxSteps: maxSteps, seed: seed, validate: validate)
+    if let failure {
+        if Test.current != nil {
+            Issue.record(Comment(rawValue: "corrupt-fuzz stateful: \(failure)"), sourceLocation: sourceLocation)
+        } else {
+            XCTFail("corrupt-fuzz stateful: \(failure)")
+        }
+    }
+    return failure
+}
