@@ -206,3 +206,66 @@ struct SchemaShrinkTests {
         #expect(result.bytes.count == 4 + 2 + 4 + (2 + 1 + 4 + 8) + 4)
     }
 }
+
+@Suite("Binary schemas: version-dependent fields and tag-length-value records")
+struct SchemaVersionTests {
+    let yaml = """
+        meta: {id: settings, endian: le}
+        seq:
+          - id: version
+            type: u1
+            valid: {min: 1}
+            -version: {current: 2}
+          - id: volume
+            type: u1
+          - id: theme
+            doc: added in version 2
+            type: u1
+            enum: theme
+            if: version >= 2
+          - id: records
+            type: record
+            repeat: eos
+        types:
+          record:
+            seq:
+              - id: tag
+                type: u1
+              - id: len
+                type: u1
+              - id: body
+                size: len
+                type:
+                  switch-on: tag
+                  cases:
+                    1: name_body
+          name_body:
+            seq:
+              - id: name
+                type: strz
+        enums:
+          theme: {0: light, 1: dark}
+        """
+
+    @Test("a field present only from version 2 is read, generated and encoded by the version")
+    func versionDependent() throws {
+        let schema = try KSYLoader.load(yaml: yaml)
+        let parser = SchemaParser(schema: schema)
+        #expect(parser.firstViolation([1, 50]) == nil)
+        #expect(parser.firstViolation([2, 50, 1]) == nil)
+        #expect(parser.firstViolation([2, 50]) != nil)  // version 2 needs a theme
+        #expect(parser.firstViolation([2, 50, 7])?.description == "theme: 7 is not a known theme")
+        #expect(parser.firstViolation([3, 50, 1])?.reason == "unsupported-version")
+        #expect(parser.firstViolation([2, 50, 1, 1, 3, 0x61, 0x62, 0]) == nil)  // tag 1: a name record
+        #expect(parser.firstViolation([2, 50, 1, 9, 2, 0xFF, 0xFF]) == nil)  // unknown tag: raw bytes
+        let generator = SchemaGenerator(schema: schema)
+        var sawV1 = false, sawV2 = false
+        for seed in 0..<UInt64(500) {
+            var rng = FuzzRNG(seed: seed)
+            let bytes = generator.generateFile(using: &rng)
+            #expect(parser.firstViolation(bytes) == nil, "seed \(seed): \(bytes)")
+            if bytes.first == 1 { sawV1 = true } else { sawV2 = true }
+        }
+        #expect(sawV1 && sawV2)
+    }
+}
