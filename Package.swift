@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "CorruptFuzzReporting", targets: ["CorruptFuzzReporting"]),
         .library(name: "CorruptFuzzSchema", targets: ["CorruptFuzzSchema"]),
         .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
+        .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -50,6 +51,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "CorruptFuzzPlist",
+            dependencies: ["CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CorruptFuzzTesting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema"],
@@ -114,6 +120,11 @@ let package = Package(
         .testTarget(
             name: "CorruptFuzzSchemaTests",
             dependencies: ["CorruptFuzzSchema", "CorruptFuzzCore", "CorruptFuzzExamples"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzPlistTests",
+            dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

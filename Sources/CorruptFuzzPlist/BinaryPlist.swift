@@ -1,0 +1,81 @@
+/// A binary property list (`bplist00`) as it is laid out: its object table, trailer fields
+/// and the encoding choices of each object, so an unmutated file writes back byte for byte
+/// and a mutation controls every byte it corrupts.
+///
+/// corrupt-fuzz owns this layer rather than going through PropertyListSerialization, because
+/// fuzzing needs to lie in it: a trailer that claims more objects than there are, an offset into
+/// the middle of an object, a reference to an object that does not exist.
+public struct BinaryPlist: Sendable, Hashable {
+    /// One object of the table.
+    public indirect enum Object: Sendable, Hashable {
+        case null
+        case bool(Bool)
+        case fill
+        /// An integer, with the log2 of its byte width (0...4) as written.
+        case integer(Int128, widthLog2: Int)
+        /// A real, with the log2 of its byte width (2 or 3).
+        case real(Double, widthLog2: Int)
+        /// A date: seconds since 2001-01-01.
+        case date(Double)
+        case data([UInt8], length: LengthEncoding)
+        case ascii([UInt8], length: LengthEncoding)
+        case utf16([UInt16], length: LengthEncoding)
+        /// A keyed archive's object reference, with its byte width.
+        case uid(UInt64, width: Int)
+        case array([Int], length: LengthEncoding)
+        case set([Int], length: LengthEncoding)
+        case dictionary(keys: [Int], values: [Int], length: LengthEncoding)
+
+        /// The object references it holds.
+        public var references: [Int] {
+            switch self {
+            case .array(let refs, _), .set(let refs, _): refs
+            case .dictionary(let keys, let values, _): keys + values
+            default: []
+            }
+        }
+    }
+
+    /// How a count was written: in the marker's low nibble, or as a following integer object
+    /// of 2^widthLog2 bytes.
+    public enum LengthEncoding: Sendable, Hashable {
+        case inline
+        case extended(widthLog2: Int)
+
+        static func natural(_ count: Int) -> LengthEncoding {
+            if count < 15 { return .inline }
+            return .extended(widthLog2: count <= 0xFF ? 0 : count <= 0xFFFF ? 1 : count <= 0xFFFF_FFFF ? 2 : 3)
+        }
+    }
+
+    public var objects: [Object]
+    public var topObject: Int
+    /// Bytes per offset-table entry (1...8).
+    public var offsetIntSize: Int
+    /// Bytes per object reference (1...8).
+    public var objectRefSize: Int
+    public var sortVersion: UInt8
+    /// The object offsets as read (for layouts that are not in index order); nil to lay out
+    /// objects contiguously in index order, as Foundation does.
+    public var offsets: [Int]?
+
+    public init(objects: [Object], topObject: Int, offsetIntSize: Int? = nil, objectRefSize: Int? = nil, sortVersion: UInt8 = 0) {
+        self.objects = objects
+        self.topObject = topObject
+        self.objectRefSize = objectRefSize ?? Self.bytesNeeded(UInt64(max(0, objects.count - 1)))
+        self.offsetIntSize = offsetIntSize ?? 1
+        self.sortVersion = sortVersion
+        offsets = nil
+    }
+
+    static func bytesNeeded(_ value: UInt64) -> Int {
+        value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
+    }
+}
+
+/// Why a binary property list is not valid, and where.
+public struct PlistError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
