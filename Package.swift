@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
         .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
+        .executable(name: "plist-harness", targets: ["plist-harness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -83,6 +84,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "plist-harness",
+            path: "Sources/PlistHarness",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Command-line tool
         .executableTarget(
             name: "corrupt-fuzz",
@@ -92,6 +99,7 @@ let package = Package(
                 "CorruptFuzzReporting",
                 "CorruptFuzzExamples",
                 "CorruptFuzzSchema",
+                "CorruptFuzzPlist",
                 "CCorruptFuzzSpawn",
                 // The demo runs these loaders, so `swift run corrupt-fuzz` builds them.
                 "HabitLoaderNaive",

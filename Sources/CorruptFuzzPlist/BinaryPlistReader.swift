@@ -24,7 +24,7 @@ public enum BinaryPlistReader {
             throw PlistError("trailer.offsetTableOffset: \(tableStart) is outside 8..<\(t)")
         }
         let (tableBytes, overflow) = count.multipliedReportingOverflow(by: UInt64(offsetIntSize))
-        guard !overflow, tableStart + tableBytes <= UInt64(t) else {
+        guard !overflow, tableBytes <= UInt64(t) - tableStart else {
             throw PlistError("trailer.numObjects: \(count) offsets of \(offsetIntSize) bytes do not fit before the trailer")
         }
         guard top < count else { throw PlistError("trailer.topObject: \(top) is not below numObjects \(count)") }

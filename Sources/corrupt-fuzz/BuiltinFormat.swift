@@ -1,11 +1,14 @@
 import CorruptFuzzCore
 import CorruptFuzzExamples
+import CorruptFuzzPlist
 
-/// A format bundled with corrupt-fuzz: a reference validator and the usual file extension.
+/// A format bundled with corrupt-fuzz: a reference validator, the usual file extension and,
+/// where the format has them, structure-aware mutations.
 struct BuiltinFormat: Sendable {
     let name: String
     let fileExtension: String
     let validator: any Validator
+    let structure: (any StructureAwareMutator)?
 
     static let all: [BuiltinFormat] = [
         BuiltinFormat(
@@ -14,7 +17,10 @@ struct BuiltinFormat: Sendable {
                 guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
                 guard let violation = HabitTracker.validate(bytes) else { return .valid }
                 return .invalid(reason: violation.reason, message: violation.message)
-            }),
+            },
+            structure: nil),
+        BuiltinFormat(name: "binary-plist", fileExtension: "plist", validator: BinaryPlistFormat().validator, structure: BinaryPlistFormat()),
+        BuiltinFormat(name: "keyed-archive", fileExtension: "plist", validator: KeyedArchiveFormat().validator, structure: KeyedArchiveFormat()),
     ]
 
     static var names: [String] { all.map(\.name) }

@@ -196,7 +196,7 @@ struct CampaignPlan {
         let validator = try options.makeValidator(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
         let campaign = Campaign(
             executor: executor, targetName: name ?? command.name, targetCommand: target, takesPath: command.takesPath,
-            validator: validator, seeds: seeds, configuration: configuration, structure: schemaFormat)
+            validator: validator, seeds: seeds, configuration: configuration, structure: schemaFormat ?? format?.structure)
         return CampaignPlan(
             campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: options.validatorArguments, warnings: warnings)
     }

@@ -1,0 +1,68 @@
+import CorruptFuzzCore
+
+/// Binary property lists as a fuzzing format: the strict reader as validator, plist-level
+/// corruptions as structure-aware mutations.
+public struct BinaryPlistFormat: FuzzFormat {
+    public let fileExtension = "plist"
+    let mutator = PlistMutator()
+
+    public init() {}
+
+    public var validator: any Validator {
+        ClosureValidator(name: "binary plist reader") { bytes in
+            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+            if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
+            do throws(PlistError) {
+                _ = try BinaryPlistReader.read(bytes)
+                return .valid
+            } catch {
+                return .invalid(reason: "corrupt", message: error.message)
+            }
+        }
+    }
+
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        BinaryPlistWriter.write(BinaryPlist(objects: [.ascii(Array("seed".utf8), length: .inline)], topObject: 0))
+    }
+}
+
+/// NSKeyedArchiver archives as a fuzzing format: a binary plist that is also a well-formed
+/// archive ($archiver, $version, $top, $objects, UIDs in range, class descriptions).
+public struct KeyedArchiveFormat: FuzzFormat {
+    public let fileExtension = "plist"
+    let mutator = PlistMutator()
+
+    public init() {}
+
+    public var validator: any Validator {
+        ClosureValidator(name: "keyed archive checker") { bytes in
+            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+            if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
+            do throws(PlistError) {
+                let plist = try BinaryPlistReader.read(bytes)
+                if let problem = KeyedArchiveChecker.problem(in: plist) { return .invalid(reason: "corrupt", message: problem) }
+                return .valid
+            } catch {
+                return .invalid(reason: "corrupt", message: error.message)
+            }
+        }
+    }
+
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
+    /// A minimal valid archive: a root string.
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        let text = Array("hello \(rng.below(1000))".utf8)
+        return BinaryPlistWriter.write(BinaryPlist(objects: [
+            .dictionary(keys: [1, 2, 3, 4], values: [5, 6, 7, 8], length: .inline),
+            .ascii(Array("$archiver".utf8), length: .inline), .ascii(Array("$version".utf8), length: .inline),
+            .ascii(Array("$top".utf8), length: .inline), .ascii(Array("$objects".utf8), length: .inline),
+            .ascii(Array("NSKeyedArchiver".utf8), length: .natural(15)), .integer(100_000, widthLog2: 2),
+            .dictionary(keys: [9], values: [10], length: .inline), .array([11, 12], length: .inline),
+            .ascii(Array("root".utf8), length: .inline), .uid(1, width: 1), .ascii(Array("$null".utf8), length: .inline),
+            .ascii(text, length: .natural(text.count)),
+        ], topObject: 0))
+    }
+}

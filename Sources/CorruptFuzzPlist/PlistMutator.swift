@@ -1,0 +1,145 @@
+import CorruptFuzzCore
+
+/// Corruptions of binary property lists and keyed archives that reach past the first checks:
+/// lying trailer fields, offsets into the middle of objects, lying lengths, references and UIDs
+/// pointing nowhere or back at themselves, type confusion, missing and extra keys, huge and
+/// deeply nested objects.
+public struct PlistMutator: Sendable {
+    public init() {}
+
+    /// Every systematic corruption of one valid file.
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+        guard let plist = try? BinaryPlistReader.read(bytes) else { return [] }
+        var out: [StructuredMutation] = []
+        let t = bytes.count - 32
+        func patch(_ name: String, _ at: Int, _ values: [UInt8]) {
+            var b = bytes
+            b.replaceSubrange(at..<(at + values.count), with: values)
+            out.append(StructuredMutation(bytes: b, name: name))
+        }
+        func be64(_ v: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: v >> UInt64(8 * $0)) } }
+        for size: UInt8 in [0, 3, 9, 255] { patch("trailer.offsetIntSize=\(size)", t + 6, [size]) }
+        for size: UInt8 in [0, 1, 9] where Int(size) != plist.objectRefSize { patch("trailer.objectRefSize=\(size)", t + 7, [size]) }
+        let count = UInt64(plist.objects.count)
+        for (label, v) in [("0", UInt64(0)), ("-1", count - 1), ("+1", count + 1), ("max", UInt64.max)] where v != count {
+            patch("trailer.numObjects=\(label)", t + 8, be64(v))
+        }
+        for (label, v) in [("=numObjects", count), ("max", UInt64.max)] { patch("trailer.topObject=\(label)", t + 16, be64(v)) }
+        let table = Int(BinaryPlistReader.readUInt(bytes, t + 24, 8))
+        for (label, v) in [("0", UInt64(0)), ("8", UInt64(8)), ("-1", UInt64(table - 1)), ("past-end", UInt64(bytes.count)), ("max", UInt64.max)] {
+            patch("trailer.offsetTableOffset=\(label)", t + 24, be64(v))
+        }
+        // Offsets into the middle of an object, and at the trailer.
+        for i in 0..<min(plist.objects.count, 8) {
+            let at = table + i * plist.offsetIntSize
+            let offset = BinaryPlistReader.readUInt(bytes, at, plist.offsetIntSize)
+            var b = bytes
+            BinaryPlistWriter.appendUIntInPlace(&b, at: at, offset + 1, plist.offsetIntSize)
+            out.append(StructuredMutation(bytes: b, name: "offsets[\(i)]+1"))
+        }
+        for mutation in graphMutations(plist) { out.append(mutation) }
+        return out
+    }
+
+    /// One random corruption of `bytes`, or nil when they are not a binary plist.
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? {
+        guard let plist = try? BinaryPlistReader.read(bytes) else { return nil }
+        if rng.oneIn(4) {
+            let all = catalogue(of: bytes)
+            return all.isEmpty ? nil : all[rng.below(all.count)]
+        }
+        // Huge and deeply nested objects are costly to build: one time in eight.
+        let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: rng.oneIn(8))
+        return pending.isEmpty ? nil : apply(pending[rng.below(pending.count)], to: plist)
+    }
+
+    /// Object-graph corruptions, written with consistent offsets so they reach the reader's
+    /// deep code.
+    /// A graph corruption not yet applied: building the bytes costs a full write.
+    struct PendingChange {
+        var name: String
+        var change: (inout BinaryPlist) -> Void
+    }
+
+    func graphMutations(_ plist: BinaryPlist, rng: inout FuzzRNG, includeHuge: Bool = true) -> [StructuredMutation] {
+        pendingGraphMutations(plist, rng: &rng, includeHuge: includeHuge).map { apply($0, to: plist) }
+    }
+
+    func apply(_ pending: PendingChange, to plist: BinaryPlist) -> StructuredMutation {
+        var copy = plist
+        copy.offsets = nil
+        pending.change(&copy)
+        return StructuredMutation(bytes: BinaryPlistWriter.write(copy), name: pending.name)
+    }
+
+    func pendingGraphMutations(_ plist: BinaryPlist, rng: inout FuzzRNG, includeHuge: Bool) -> [PendingChange] {
+        var out: [PendingChange] = []
+        let n = plist.objects.count
+        func emit(_ name: String, _ change: @escaping (inout BinaryPlist) -> Void) {
+            out.append(PendingChange(name: name, change: change))
+        }
+        let index = rng.below(n)
+        // Type confusion: the object becomes another type.
+        let replacements: [(String, BinaryPlist.Object)] = [
+            ("string", .ascii(Array("confused".utf8), length: .inline)), ("integer", .integer(-1, widthLog2: 3)),
+            ("real", .real(.nan, widthLog2: 3)), ("data", .data([0xFF, 0x00], length: .inline)), ("date", .date(-1e300)),
+            ("array", .array([], length: .inline)), ("dictionary", .dictionary(keys: [], values: [], length: .inline)),
+            ("null", .null), ("uid", .uid(UInt64(n + 7), width: 4)), ("bool", .bool(true)),
+        ]
+        let (label, replacement) = replacements[rng.below(replacements.count)]
+        emit("objects[\(index)]->\(label)") { $0.objects[index] = replacement }
+        // References and UIDs.
+        for (i, object) in plist.objects.enumerated() {
+            switch object {
+            case .uid(let v, let width):
+                emit("uid[\(i)]=out-of-range") { $0.objects[i] = .uid(v &+ UInt64(n) &* 4 &+ 1, width: max(width, 4)) }
+                emit("uid[\(i)]=0") { $0.objects[i] = .uid(0, width: width) }
+            case .array(let refs, let length) where !refs.isEmpty:
+                emit("array[\(i)]+self") { $0.objects[i] = .array(refs + [i], length: length) }
+                if includeHuge { emit("array[\(i)] huge") { $0.objects[i] = .array(Array(repeating: refs[0], count: 200_000), length: .natural(200_000)) } }
+            case .dictionary(let keys, let values, let length) where !keys.isEmpty:
+                let k = rng.below(keys.count)
+                emit("dict[\(i)] missing key \(k)") {
+                    var ks = keys, vs = values
+                    ks.remove(at: k)
+                    vs.remove(at: k)
+                    $0.objects[i] = .dictionary(keys: ks, values: vs, length: length)
+                }
+                emit("dict[\(i)] extra key") {
+                    $0.objects.append(.ascii(Array("unexpected".utf8), length: .inline))
+                    $0.objects[i] = .dictionary(keys: keys + [$0.objects.count - 1], values: values + [values[0]], length: .natural(keys.count + 1))
+                }
+            case .ascii(let b, _):
+                if String(decoding: b, as: UTF8.self) == "NSKeyedArchiver" || b.starts(with: Array("NS".utf8)) || b.first.map({ (0x41...0x5A).contains($0) }) == true {
+                    emit("string[\(i)]=renamed class") { $0.objects[i] = .ascii(Array("NoSuchClass".utf8), length: .inline) }
+                }
+                if includeHuge { emit("string[\(i)] huge") { $0.objects[i] = .ascii(Array(repeating: 0x41, count: 1 << 20), length: .natural(1 << 20)) } }
+            case .integer(let v, let w):
+                emit("integer[\(i)]=future") { $0.objects[i] = .integer(v &+ 1, widthLog2: w) }
+                emit("integer[\(i)]=-1") { $0.objects[i] = .integer(-1, widthLog2: 3) }
+            default:
+                break
+            }
+        }
+        // Deep nesting: a chain of 10,000 arrays in place of the top object.
+        if includeHuge { emit("deep-nesting") { p in
+            let start = p.objects.count
+            for depth in 0..<10_000 { p.objects.append(.array(depth == 9_999 ? [] : [start + depth + 1], length: .inline)) }
+            p.objectRefSize = 4
+            p.offsetIntSize = 4
+            p.topObject = start
+        } }
+        return out
+    }
+
+    func graphMutations(_ plist: BinaryPlist) -> [StructuredMutation] {
+        var rng = FuzzRNG(seed: 1)
+        return graphMutations(plist, rng: &rng, includeHuge: false)
+    }
+}
+
+extension BinaryPlistWriter {
+    static func appendUIntInPlace(_ bytes: inout [UInt8], at: Int, _ value: UInt64, _ width: Int) {
+        for i in 0..<width { bytes[at + i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * (width - 1 - i))) }
+    }
+}
