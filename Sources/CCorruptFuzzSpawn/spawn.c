@@ -61,6 +61,29 @@ static int drain(int fd, cf_capture *cap) {
     }
 }
 
+/// In a vforked child: a process group of its own, default signal handlers, no core dumps,
+/// the memory limit, and all signals unblocked (the parent blocked them around vfork).
+/// Async-signal-safe calls only.
+static void prepare_child(int64_t memory_limit) {
+    setpgid(0, 0);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, NULL);  // fails harmlessly for signals glibc reserves
+    }
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (memory_limit > 0) {
+        struct rlimit as = {(rlim_t)memory_limit, (rlim_t)memory_limit};
+        setrlimit(RLIMIT_AS, &as);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
            int64_t memory_limit, int timeout_ms, cf_result *r) {
     r->end = CF_SPAWN_FAILED;
@@ -92,23 +115,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     int64_t start = now_us();
     pid_t pid = vfork();
     if (pid == 0) {
-        setpgid(0, 0);
-        for (int sig = 1; sig < NSIG; sig++) {
-            if (sig == SIGKILL || sig == SIGSTOP) continue;
-            struct sigaction dfl;
-            memset(&dfl, 0, sizeof dfl);
-            dfl.sa_handler = SIG_DFL;
-            sigaction(sig, &dfl, NULL);  // fails harmlessly for signals glibc reserves
-        }
-        struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        if (memory_limit > 0) {
-            struct rlimit as = {(rlim_t)memory_limit, (rlim_t)memory_limit};
-            setrlimit(RLIMIT_AS, &as);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        prepare_child(memory_limit);
         if ((in_fd >= 0 && dup2(in_fd, STDIN_FILENO) < 0) || dup2(out_pipe[1], STDOUT_FILENO) < 0
             || dup2(err_pipe[1], STDERR_FILENO) < 0) {
             child_errno = errno;
@@ -222,23 +229,7 @@ int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], in
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = vfork();
     if (pid == 0) {
-        setpgid(0, 0);
-        for (int sig = 1; sig < NSIG; sig++) {
-            if (sig == SIGKILL || sig == SIGSTOP) continue;
-            struct sigaction dfl;
-            memset(&dfl, 0, sizeof dfl);
-            dfl.sa_handler = SIG_DFL;
-            sigaction(sig, &dfl, NULL);
-        }
-        struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        if (memory_limit > 0) {
-            struct rlimit as = {(rlim_t)memory_limit, (rlim_t)memory_limit};
-            setrlimit(RLIMIT_AS, &as);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        prepare_child(memory_limit);
         if (dup2(command_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0
             || dup2(result_fd, 3) < 0) {
             child_errno = errno;

@@ -124,7 +124,7 @@ public enum HabitTracker {
             guard nameLength <= maxNameLength else { throw corrupt("\(path).name.length: \(nameLength) exceeds limit \(maxNameLength)") }
             let nameBytes = try reader.bytes(nameLength, "\(path).name")
             guard let name = String(validating: nameBytes, as: UTF8.self) else {
-                throw corrupt("\(path).name: invalid UTF-8")
+                throw corrupt("\(path).name: invalid UTF-8 at byte \(firstInvalidUTF8(nameBytes))")
             }
             let dateCount = try reader.u32("\(path).dates.count")
             guard dateCount <= maxDates else { throw corrupt("\(path).dates.count: \(dateCount) exceeds limit \(maxDates)") }
@@ -143,7 +143,7 @@ public enum HabitTracker {
             }
             habits.append(Habit(name: name, days: days))
         }
-        guard reader.remaining == 0 else { throw corrupt("trailing: \(reader.remaining) bytes after the last habit") }
+        guard reader.remaining == 0 else { throw corrupt("trailing: \(reader.remaining) bytes after last habit") }
         return HabitDocument(version: version, habits: habits)
     }
 
@@ -170,6 +170,15 @@ public enum HabitTracker {
             _ = try bytes(4, path)
             return HabitTracker.read32(bytes, offset - 4)
         }
+    }
+
+    /// The offset of the first byte that is not part of a valid UTF-8 scalar.
+    private static func firstInvalidUTF8(_ bytes: ArraySlice<UInt8>) -> Int {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while case .valid(let scalar) = parser.parseScalar(from: &iterator) { offset += scalar.count }
+        return offset
     }
 
     static func read32(_ bytes: [UInt8], _ at: Int) -> UInt32 {

@@ -9,16 +9,7 @@ public struct BinaryPlistFormat: FuzzFormat {
     public init() {}
 
     public var validator: any Validator {
-        ClosureValidator(name: "binary plist reader") { bytes in
-            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
-            if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
-            do throws(PlistError) {
-                _ = try BinaryPlistReader.read(bytes)
-                return .valid
-            } catch {
-                return .invalid(reason: "corrupt", message: error.message)
-            }
-        }
+        ClosureValidator(name: "binary plist reader") { plistVerdict($0, checkArchive: false) }
     }
 
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
@@ -37,17 +28,7 @@ public struct KeyedArchiveFormat: FuzzFormat {
     public init() {}
 
     public var validator: any Validator {
-        ClosureValidator(name: "keyed archive checker") { bytes in
-            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
-            if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
-            do throws(PlistError) {
-                let plist = try BinaryPlistReader.read(bytes)
-                if let problem = KeyedArchiveChecker.problem(in: plist) { return .invalid(reason: "corrupt", message: problem) }
-                return .valid
-            } catch {
-                return .invalid(reason: "corrupt", message: error.message)
-            }
-        }
+        ClosureValidator(name: "keyed archive checker") { plistVerdict($0, checkArchive: true) }
     }
 
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
@@ -64,5 +45,18 @@ public struct KeyedArchiveFormat: FuzzFormat {
             .ascii(Array("root".utf8), length: .inline), .uid(1, width: 1), .ascii(Array("$null".utf8), length: .inline),
             .ascii(text, length: .natural(text.count)),
         ], topObject: 0))
+    }
+}
+
+/// The strict reader's verdict, and the archive checker's when asked.
+func plistVerdict(_ bytes: [UInt8]?, checkArchive: Bool) -> Verdict {
+    guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+    if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
+    do throws(PlistError) {
+        let plist = try BinaryPlistReader.read(bytes)
+        if checkArchive, let problem = KeyedArchiveChecker.problem(in: plist) { return .invalid(reason: "corrupt", message: problem) }
+        return .valid
+    } catch {
+        return .invalid(reason: "corrupt", message: error.message)
     }
 }
