@@ -47,6 +47,15 @@ public enum BinaryPlistReader {
             objects.append(try reader.object(at: offsets[i], index: i))
         }
         try checkAcyclic(objects, top: Int(top))
+        for (index, object) in objects.enumerated() {
+            guard case .dictionary(let keys, _, _) = object else { continue }
+            for key in keys {
+                switch objects[key] {
+                case .ascii, .utf16: continue
+                default: throw PlistError("objects[\(index)]: key objects[\(key)] is not a string")
+                }
+            }
+        }
         var plist = BinaryPlist(objects: objects, topObject: Int(top), offsetIntSize: offsetIntSize, objectRefSize: objectRefSize, sortVersion: sortVersion)
         // Keep the layout when it is not the contiguous index order the writer produces.
         var expected = 8
