@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "CorruptFuzzSchema", targets: ["CorruptFuzzSchema"]),
         .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
+        .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -55,6 +56,16 @@ let package = Package(
         .target(
             name: "CorruptFuzzPlist",
             dependencies: ["CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .target(
+            name: "CorruptFuzzXML",
+            dependencies: ["CorruptFuzzCore", "CLibXML2"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -133,6 +144,11 @@ let package = Package(
         .testTarget(
             name: "CorruptFuzzPlistTests",
             dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzXMLTests",
+            dependencies: ["CorruptFuzzXML", "CorruptFuzzCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,98 @@
+import CLibXML2
+
+/// Reads XML with libxml2, safely: entities are never expanded, no external DTD or entity is
+/// loaded, the network is never touched, and libxml2's own limits on depth and size stay on.
+/// This is how corrupt-fuzz reads seed files; the loaders it tests may do otherwise.
+public enum XMLReader {
+    /// libxml2 options for untrusted input: no network, no entity substitution, no DTD
+    /// loading, errors not printed.
+    static let safeOptions = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+
+    /// Parses `bytes` into a tree.
+    /// - Throws: ``XMLProblem`` with libxml2's first error.
+    public static func read(_ bytes: [UInt8]) throws(XMLProblem) -> XMLTree {
+        initializeLibXML2()
+        let document = bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    xmlReadMemory($0, Int32(clamping: buffer.count), "input.xml", nil, safeOptions)
+                }
+            } ?? nil
+        }
+        guard let document else { throw lastError() ?? XMLProblem(line: 0, path: nil, message: "not well-formed") }
+        defer { xmlFreeDoc(document) }
+        guard let root = xmlDocGetRootElement(document) else { throw XMLProblem(line: 0, path: nil, message: "no root element") }
+        return XMLTree(root: element(root))
+    }
+
+    /// libxml2's last error on this thread.
+    static func lastError() -> XMLProblem? {
+        guard let error = xmlGetLastError() else { return nil }
+        defer { xmlResetLastError() }
+        let message = error.pointee.message.map { String(cString: $0) }?.trimmingTrailingNewlines() ?? "error \(error.pointee.code)"
+        return XMLProblem(line: Int(error.pointee.line), path: nil, message: message)
+    }
+
+    static func element(_ node: xmlNodePtr) -> XMLTree.Element {
+        var result = XMLTree.Element(name: qualifiedName(node))
+        var attribute = node.pointee.properties
+        while let a = attribute {
+            let name = a.pointee.ns.flatMap { $0.pointee.prefix }.map { String(cString: $0) + ":" } ?? ""
+            // The value is the attribute's text (and unexpanded entity reference) children.
+            var value = ""
+            var part = a.pointee.children
+            while let p = part {
+                if p.pointee.type == XML_ENTITY_REF_NODE {
+                    value += "&" + String(cString: p.pointee.name) + ";"
+                } else {
+                    value += content(p)
+                }
+                part = p.pointee.next
+            }
+            result.attributes.append((name + String(cString: a.pointee.name), value))
+            attribute = a.pointee.next
+        }
+        var namespace = node.pointee.nsDef
+        while let ns = namespace {
+            let prefix = ns.pointee.prefix.map { "xmlns:" + String(cString: $0) } ?? "xmlns"
+            result.attributes.append((prefix, ns.pointee.href.map { String(cString: $0) } ?? ""))
+            namespace = ns.pointee.next
+        }
+        var child = node.pointee.children
+        while let c = child {
+            switch c.pointee.type {
+            case XML_ELEMENT_NODE: result.children.append(.element(element(c)))
+            case XML_TEXT_NODE: result.children.append(.text(content(c)))
+            case XML_CDATA_SECTION_NODE: result.children.append(.cdata(content(c)))
+            case XML_COMMENT_NODE: result.children.append(.comment(content(c)))
+            case XML_PI_NODE: result.children.append(.processingInstruction(target: String(cString: c.pointee.name), data: content(c)))
+            case XML_ENTITY_REF_NODE: result.children.append(.text("&" + String(cString: c.pointee.name) + ";"))
+            default: break
+            }
+            child = c.pointee.next
+        }
+        return result
+    }
+
+    static func qualifiedName(_ node: xmlNodePtr) -> String {
+        let prefix = node.pointee.ns.flatMap { $0.pointee.prefix }.map { String(cString: $0) + ":" } ?? ""
+        return prefix + String(cString: node.pointee.name)
+    }
+
+    static func content(_ node: xmlNodePtr) -> String {
+        node.pointee.content.map { String(cString: $0) } ?? ""
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var s = self
+        while s.last?.isNewline == true { s.removeLast() }
+        return s
+    }
+}
+
+/// libxml2 must be initialized once before it is used from several threads.
+private let libxml2Initialized: Void = { xmlInitParser() }()
+
+func initializeLibXML2() { _ = libxml2Initialized }

@@ -1,0 +1,97 @@
+import CLibXML2
+import CorruptFuzzCore
+
+/// Validates XML documents against an XML Schema (XSD) with libxml2, reporting each error with
+/// its line and element path: the XML format's reference validator.
+public final class XMLSchemaValidator: Validator, @unchecked Sendable {
+    public let name: String
+    private let schema: xmlSchemaPtr
+
+    /// Compiles the schema in `xsd`.
+    /// - Throws: ``XMLProblem`` when the schema itself is broken.
+    public init(xsd: [UInt8], name: String = "xsd") throws(XMLProblem) {
+        self.name = name
+        initializeLibXML2()
+        let parser = xsd.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                xmlSchemaNewMemParserCtxt($0, Int32(clamping: buffer.count))
+            }
+        }
+        guard let parser else { throw XMLProblem(line: 0, path: nil, message: "cannot read the schema") }
+        defer { xmlSchemaFreeParserCtxt(parser) }
+        let box = ErrorBox()
+        xmlSchemaSetParserStructuredErrors(parser, collectError, Unmanaged.passUnretained(box).toOpaque())
+        guard let compiled = xmlSchemaParse(parser) else {
+            throw box.problems.first ?? XMLProblem(line: 0, path: nil, message: "the schema does not compile")
+        }
+        schema = compiled
+    }
+
+    deinit { xmlSchemaFree(schema) }
+
+    /// Every error in `bytes` against the schema (empty when valid); a document that is not
+    /// well-formed gives its parse error.
+    public func problems(in bytes: [UInt8]) -> [XMLProblem] {
+        let document = bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.flatMap { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    xmlReadMemory($0, Int32(clamping: buffer.count), "input.xml", nil, XMLReader.safeOptions)
+                }
+            }
+        }
+        guard let document else { return [XMLReader.lastError() ?? XMLProblem(line: 0, path: nil, message: "not well-formed")] }
+        defer { xmlFreeDoc(document) }
+        guard let context = xmlSchemaNewValidCtxt(schema) else { return [XMLProblem(line: 0, path: nil, message: "no validation context")] }
+        defer { xmlSchemaFreeValidCtxt(context) }
+        let box = ErrorBox()
+        xmlSchemaSetValidStructuredErrors(context, collectError, Unmanaged.passUnretained(box).toOpaque())
+        let result = xmlSchemaValidateDoc(context, document)
+        if result != 0, box.problems.isEmpty { return [XMLProblem(line: 0, path: nil, message: "invalid (code \(result))")] }
+        return box.problems
+    }
+
+    public func validate(_ bytes: [UInt8]?) -> Verdict {
+        guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+        if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
+        guard let first = problems(in: bytes).first else { return .valid }
+        return .invalid(reason: "corrupt", message: first.description)
+    }
+}
+
+/// Collects libxml2's structured errors.
+final class ErrorBox {
+    var problems: [XMLProblem] = []
+}
+
+/// libxml2's structured error callback: records the message, line and element path.
+private let collectError: xmlStructuredErrorFunc = { context, error in
+    guard let context, let error else { return }
+    let box = Unmanaged<ErrorBox>.fromOpaque(context).takeUnretainedValue()
+    let message = error.pointee.message.map { String(cString: $0) }?.trimmingTrailingNewlines() ?? "error \(error.pointee.code)"
+    var path: String?
+    if let raw = error.pointee.node {
+        path = elementPath(raw.assumingMemoryBound(to: xmlNode.self))
+    }
+    box.problems.append(XMLProblem(line: Int(error.pointee.line), path: path, message: message))
+}
+
+/// `/notes/note[2]`: the element's path, with positions among same-named siblings.
+func elementPath(_ node: xmlNodePtr) -> String {
+    var parts: [String] = []
+    var current: xmlNodePtr? = node
+    while let n = current, n.pointee.type == XML_ELEMENT_NODE {
+        let name = XMLReader.qualifiedName(n)
+        var index = 1, same = 0
+        var sibling = n.pointee.parent?.pointee.children
+        while let s = sibling {
+            if s.pointee.type == XML_ELEMENT_NODE, XMLReader.qualifiedName(s) == name {
+                same += 1
+                if s == n { index = same }
+            }
+            sibling = s.pointee.next
+        }
+        parts.append(same > 1 ? "\(name)[\(index)]" : name)
+        current = n.pointee.parent
+    }
+    return "/" + parts.reversed().joined(separator: "/")
+}

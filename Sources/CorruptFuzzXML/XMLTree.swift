@@ -1,0 +1,57 @@
+import CLibXML2
+
+/// An XML document as a tree of Swift values: what corrupt-fuzz reads seeds into, mutates and
+/// writes back.
+public struct XMLTree: Sendable, Hashable {
+    /// One node.
+    public indirect enum Node: Sendable, Hashable {
+        case element(Element)
+        case text(String)
+        case cdata(String)
+        case comment(String)
+        case processingInstruction(target: String, data: String)
+    }
+
+    /// An element: its qualified name, attributes in document order, children.
+    public struct Element: Sendable, Hashable {
+        public var name: String
+        public var attributes: [(name: String, value: String)]
+        public var children: [Node]
+
+        public init(name: String, attributes: [(name: String, value: String)] = [], children: [Node] = []) {
+            self.name = name
+            self.attributes = attributes
+            self.children = children
+        }
+
+        public static func == (a: Element, b: Element) -> Bool {
+            a.name == b.name && a.attributes.map(\.name) == b.attributes.map(\.name)
+                && a.attributes.map(\.value) == b.attributes.map(\.value) && a.children == b.children
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            for attribute in attributes {
+                hasher.combine(attribute.name)
+                hasher.combine(attribute.value)
+            }
+            hasher.combine(children)
+        }
+    }
+
+    public var root: Element
+
+    public init(root: Element) { self.root = root }
+}
+
+/// Why XML could not be read or validated: libxml2's message, line and element path.
+public struct XMLProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    public var line: Int
+    /// `/notes/note[2]`, when libxml2 names the node.
+    public var path: String?
+    public var message: String
+
+    public var description: String {
+        "line \(line)" + (path.map { " \($0)" } ?? "") + ": \(message)"
+    }
+}

@@ -1,0 +1,98 @@
+import CorruptFuzzCore
+import CorruptFuzzXML
+import Foundation
+import Testing
+
+let xmlCorpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Corpus/xml")
+
+let notesSchema = """
+    <?xml version="1.0" encoding="UTF-8"?>
+    <xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+      <xs:element name="notes">
+        <xs:complexType>
+          <xs:sequence>
+            <xs:element name="note" minOccurs="0" maxOccurs="unbounded">
+              <xs:complexType>
+                <xs:simpleContent>
+                  <xs:extension base="xs:string">
+                    <xs:attribute name="id" type="xs:positiveInteger" use="required"/>
+                    <xs:attribute name="created" type="xs:dateTime" use="required"/>
+                  </xs:extension>
+                </xs:simpleContent>
+              </xs:complexType>
+            </xs:element>
+          </xs:sequence>
+          <xs:attribute name="version" type="xs:positiveInteger" use="required"/>
+        </xs:complexType>
+      </xs:element>
+    </xs:schema>
+    """
+
+@Suite("XML through libxml2")
+struct XMLTests {
+    @Test("real XML documents parse, and re-parse to the same tree after writing")
+    func realDocumentsRoundTrip() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: xmlCorpus.path).sorted()
+        #expect(files.count >= 8)
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: xmlCorpus.appendingPathComponent(file)))
+            let tree = try XMLReader.read(bytes)
+            let again = try XMLReader.read(XMLWriter.write(tree))
+            #expect(again == tree, "\(file)")
+        }
+    }
+
+    @Test("entities are never expanded and external ones never loaded when corrupt-fuzz reads seeds")
+    func safeReading() throws {
+        var laughs = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">"#
+        for level in 1...9 {
+            laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : String(level - 1));", count: 10) + "\">"
+        }
+        laughs += "]><lolz>&lol9;</lolz>"
+        // libxml2 either keeps the reference unexpanded or refuses the amplification outright;
+        // both are safe, and both are fast.
+        let clock = ContinuousClock()
+        var outcome: Result<XMLTree, XMLProblem>?
+        let elapsed = clock.measure {
+            do throws(XMLProblem) { outcome = .success(try XMLReader.read(Array(laughs.utf8))) } catch { outcome = .failure(error) }
+        }
+        #expect(elapsed < .seconds(1))
+        switch outcome {
+        case .success(let tree)?: #expect(tree.root.children == [.text("&lol9;")])
+        case .failure(let problem)?: #expect(problem.message.contains("entity"), "\(problem)")
+        case nil: Issue.record("no outcome")
+        }
+        let hostname = (try? String(contentsOfFile: "/etc/hostname", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "no-hostname"
+        let xxe = #"<?xml version="1.0"?><!DOCTYPE n [<!ENTITY x SYSTEM "file:///etc/hostname">]><n>&x;</n>"#
+        let tree = try XMLReader.read(Array(xxe.utf8))
+        #expect(tree.root.children == [.text("&x;")])
+        #expect(!String(decoding: XMLWriter.write(tree), as: UTF8.self).contains(hostname))
+    }
+
+    @Test("XSD validation reports each error with its line and element path")
+    func schemaValidation() throws {
+        let validator = try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd")
+        let valid = #"<notes version="1"><note id="1" created="2026-11-22T10:00:00Z">Milk</note></notes>"#
+        #expect(validator.validate(Array(valid.utf8)) == .valid)
+        let missingID = """
+            <notes version="1">
+              <note id="1" created="2026-11-22T10:00:00Z">Milk</note>
+              <note created="2026-11-22T11:00:00Z">Eggs</note>
+            </notes>
+            """
+        let problems = validator.problems(in: Array(missingID.utf8))
+        #expect(problems.count == 1)
+        #expect(problems.first?.line == 3)
+        #expect(problems.first?.path == "/notes/note[2]")
+        #expect(problems.first?.message.contains("'id' is required") == true, "\(problems)")
+        #expect(validator.validate(Array("<notes".utf8)).isValid == false)
+        #expect(validator.validate([]) == .invalid(reason: "empty", message: "the file is empty"))
+    }
+
+    @Test("a broken schema is an error")
+    func brokenSchema() {
+        #expect(throws: XMLProblem.self) { try XMLSchemaValidator(xsd: Array("<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'><xs:element/></xs:schema>".utf8)) }
+        #expect(throws: XMLProblem.self) { try XMLSchemaValidator(xsd: Array("not xml".utf8)) }
+    }
+}
