@@ -111,6 +111,7 @@ let package = Package(
                 "CorruptFuzzExamples",
                 "CorruptFuzzSchema",
                 "CorruptFuzzPlist",
+                "CorruptFuzzXML",
                 "CCorruptFuzzSpawn",
                 // The demo runs these loaders, so `swift run corrupt-fuzz` builds them.
                 "HabitLoaderNaive",

@@ -10,8 +10,37 @@ public enum XMLReader {
 
     /// Parses `bytes` into a tree.
     /// - Throws: ``XMLProblem`` with libxml2's first error.
+    /// The most attributes one element may have: libxml2 checks attributes for duplicates in
+    /// quadratic time (100,000 attributes take 16 s), so the reader refuses more up front.
+    public static let maxAttributesPerElement = 10_000
+
+    /// Refuses inputs that would make libxml2 itself slow, before parsing.
+    static func checkLimits(_ bytes: [UInt8]) throws(XMLProblem) {
+        var inTag = false, quote: UInt8 = 0, attributes = 0, line = 1
+        for byte in bytes {
+            if byte == 0x0A { line += 1 }
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "<"): inTag = true; attributes = 0
+            case UInt8(ascii: ">"): inTag = false
+            case UInt8(ascii: "\""), UInt8(ascii: "'"): if inTag { quote = byte }
+            case UInt8(ascii: "="):
+                guard inTag else { continue }
+                attributes += 1
+                if attributes > maxAttributesPerElement {
+                    throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes")
+                }
+            default: break
+            }
+        }
+    }
+
     public static func read(_ bytes: [UInt8]) throws(XMLProblem) -> XMLTree {
         initializeLibXML2()
+        try checkLimits(bytes)
         let document = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress.map { base in
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {

@@ -1,6 +1,7 @@
 import CorruptFuzzCore
 import CorruptFuzzExamples
 import CorruptFuzzPlist
+import CorruptFuzzXML
 
 /// A format bundled with corrupt-fuzz: a reference validator, the usual file extension and,
 /// where the format has them, structure-aware mutations.
@@ -21,6 +22,7 @@ struct BuiltinFormat: Sendable {
             structure: nil),
         BuiltinFormat(name: "binary-plist", fileExtension: "plist", validator: BinaryPlistFormat().validator, structure: BinaryPlistFormat()),
         BuiltinFormat(name: "keyed-archive", fileExtension: "plist", validator: KeyedArchiveFormat().validator, structure: KeyedArchiveFormat()),
+        BuiltinFormat(name: "xml", fileExtension: "xml", validator: XMLFormat().validator, structure: XMLFormat()),
     ]
 
     static var names: [String] { all.map(\.name) }

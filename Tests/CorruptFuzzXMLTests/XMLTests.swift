@@ -96,3 +96,40 @@ struct XMLTests {
         #expect(throws: XMLProblem.self) { try XMLSchemaValidator(xsd: Array("not xml".utf8)) }
     }
 }
+
+@Suite("XML format: mutations and the hostile catalogue")
+struct XMLFormatTests {
+    let seed = Array(#"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="1" created="2026-11-22T10:00:00Z">Milk</note><note id="2" created="2026-11-22T11:00:00Z">Eggs</note></notes>"#.utf8)
+
+    @Test("tree and lexical mutations are deterministic, varied, and keep the reader safe")
+    func mutations() {
+        let format = XMLFormat()
+        func run(_ s: UInt64) -> [String] {
+            var rng = FuzzRNG(seed: s)
+            return (0..<400).compactMap { _ in format.mutate(seed, using: &rng)?.name }
+        }
+        #expect(run(1) == run(1))
+        let names = Set(run(1).map { String($0.split(separator: "@").first!.split(separator: " ").first!) })
+        for expected in ["delete-element", "duplicate-element", "drop-attribute", "boundary-value", "unclosed-tag", "mismatched-tag", "invalid-utf8", "byte-order-mark", "nul-byte", "inject", "truncate-in-token"] {
+            #expect(names.contains(expected), "\(expected) missing from \(names.sorted())")
+        }
+        var rng = FuzzRNG(seed: 2)
+        var invalid = 0
+        for _ in 0..<300 {
+            guard let m = format.mutate(seed, using: &rng) else { continue }
+            if !format.validator.validate(m.bytes).isValid { invalid += 1 }
+        }
+        #expect(invalid > 100)
+    }
+
+    @Test("the hostile catalogue is built from the seed's root element, and corrupt-fuzz reads it safely")
+    func hostileCatalogue() throws {
+        let catalogue = XMLFormat().catalogue(of: seed)
+        #expect(catalogue.map(\.name) == ["billion-laughs", "quadratic-blowup", "external-entity", "external-dtd", "nesting-10000", "huge-text", "attributes-100000"])
+        let clock = ContinuousClock()
+        for mutation in catalogue {
+            let elapsed = clock.measure { _ = XMLFormat().validator.validate(mutation.bytes) }
+            #expect(elapsed < .seconds(5), "\(mutation.name)")
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import CorruptFuzzCore
+
+/// XML user data as a fuzzing format: tree mutations (elements deleted, duplicated, swapped,
+/// moved; attributes dropped, duplicated, changed; boundary values), lexical mutations
+/// (unclosed and mismatched tags, invalid UTF-8, byte-order marks, NUL bytes, CDATA, comment
+/// and processing-instruction injection, truncation inside a token, a different encoding
+/// declaration) and a catalogue of hostile documents (billion laughs, quadratic blow-up, an
+/// external entity and an external DTD, 10,000-deep nesting, a huge text node, 100,000
+/// attributes).
+///
+/// The validator is the XSD's when one is given, else well-formedness through the safe reader.
+public struct XMLFormat: FuzzFormat {
+    public let fileExtension = "xml"
+    private let schema: XMLSchemaValidator?
+
+    public init(schema: XMLSchemaValidator? = nil) { self.schema = schema }
+
+    public var validator: any Validator {
+        if let schema { return schema }
+        return ClosureValidator(name: "well-formed XML") { bytes in
+            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+            if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
+            do throws(XMLProblem) {
+                _ = try XMLReader.read(bytes)
+                return .valid
+            } catch {
+                return .invalid(reason: "corrupt", message: error.description)
+            }
+        }
+    }
+
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        Array(#"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="\#(1 + rng.below(99))" created="2026-11-22T10:00:00Z">text</note></notes>"#.utf8)
+    }
+
+    // MARK: - Catalogue
+
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+        guard let tree = try? XMLReader.read(bytes) else { return [] }
+        let root = tree.root.name
+        var out: [StructuredMutation] = []
+        func add(_ name: String, _ text: String) { out.append(StructuredMutation(bytes: Array(text.utf8), name: name)) }
+        var laughs = #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY lol "lol">"#
+        for level in 1...9 {
+            laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : String(level - 1));", count: 10) + "\">"
+        }
+        add("billion-laughs", laughs + "]><\(root)>&lol9;</\(root)>")
+        let big = String(repeating: "a", count: 50_000)
+        add("quadratic-blowup", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]><\#(root)>"# + String(repeating: "&a;", count: 50_000) + "</\(root)>")
+        add("external-entity", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY xxe SYSTEM "file:///etc/hostname">]><\#(root)>&xxe;</\#(root)>"#)
+        add("external-dtd", #"<?xml version="1.0"?><!DOCTYPE \#(root) SYSTEM "http://127.0.0.1:9/corrupt-fuzz.dtd"><\#(root)/>"#)
+        add("nesting-10000", "<\(root)>" + String(repeating: "<a>", count: 10_000) + String(repeating: "</a>", count: 10_000) + "</\(root)>")
+        add("huge-text", "<\(root)>" + String(repeating: "x", count: 8 << 20) + "</\(root)>")
+        add("attributes-100000", "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
+        return out
+    }
+
+    // MARK: - Random mutations
+
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? {
+        if rng.oneIn(2), let tree = try? XMLReader.read(bytes), let mutated = treeMutation(tree, rng: &rng) {
+            return mutated
+        }
+        return lexicalMutation(bytes, rng: &rng)
+    }
+
+    func treeMutation(_ tree: XMLTree, rng: inout FuzzRNG) -> StructuredMutation? {
+        var paths: [[Int]] = []
+        collect(tree.root, path: [], into: &paths)
+        let path = paths[rng.below(paths.count)]
+        var root = tree.root
+        let name: String
+        let boundary = ["", "0", "-1", "2147483648", "9223372036854775808", "NaN", "1e999", "0000-00-00T00:00:00Z",
+                        String(repeating: "A", count: 70_000), "\u{202E}evil", "&amp;&lt;", "null", "true"]
+        switch rng.below(7) {
+        case 0 where !path.isEmpty:
+            update(&root, parentOf: path) { $0.children.remove(at: path.last!) }
+            name = "delete-element"
+        case 1 where !path.isEmpty:
+            update(&root, parentOf: path) { $0.children.insert($0.children[path.last!], at: path.last!) }
+            name = "duplicate-element"
+        case 2 where !path.isEmpty:
+            update(&root, parentOf: path) {
+                let j = rng.below($0.children.count)
+                $0.children.swapAt(path.last!, j)
+            }
+            name = "swap-elements"
+        case 3:
+            update(&root, at: path) { element in
+                guard !element.attributes.isEmpty else { return }
+                element.attributes.remove(at: rng.below(element.attributes.count))
+            }
+            name = "drop-attribute"
+        case 4:
+            update(&root, at: path) { element in
+                guard let first = element.attributes.first else { return }
+                element.attributes.append(first)
+            }
+            name = "duplicate-attribute"
+        case 5:
+            let value = boundary[rng.below(boundary.count)]
+            update(&root, at: path) { element in
+                if element.attributes.isEmpty { element.children = [.text(value)] } else {
+                    element.attributes[rng.below(element.attributes.count)].value = value
+                }
+            }
+            name = "boundary-value"
+        default:
+            let value = boundary[rng.below(boundary.count)]
+            update(&root, at: path) { $0.children = [.text(value)] }
+            name = "boundary-text"
+        }
+        return StructuredMutation(bytes: XMLWriter.write(XMLTree(root: root)), name: name)
+    }
+
+    func lexicalMutation(_ bytes: [UInt8], rng: inout FuzzRNG) -> StructuredMutation? {
+        guard !bytes.isEmpty else { return nil }
+        var b = bytes
+        let at = rng.below(b.count)
+        let tags = b.indices.filter { b[$0] == UInt8(ascii: "<") }
+        switch rng.below(9) {
+        case 0:
+            // Truncate inside a token: just after a '<' or in the middle of a name.
+            let cut = tags.isEmpty ? at : min(b.count, tags[rng.below(tags.count)] + 1 + rng.below(4))
+            return StructuredMutation(bytes: Array(b.prefix(cut)), name: "truncate-in-token@\(cut)")
+        case 1:
+            guard let close = b.indices.reversed().first(where: { b[$0] == UInt8(ascii: "/") && $0 > 0 && b[$0 - 1] == UInt8(ascii: "<") }) else { return nil }
+            b.removeSubrange((close - 1)...)
+            return StructuredMutation(bytes: b, name: "unclosed-tag")
+        case 2:
+            guard let close = b.indices.first(where: { b[$0] == UInt8(ascii: "/") && $0 > 0 && b[$0 - 1] == UInt8(ascii: "<") }),
+                  close + 1 < b.count else { return nil }
+            b[close + 1] = UInt8(ascii: "Z")
+            return StructuredMutation(bytes: b, name: "mismatched-tag")
+        case 3:
+            b.insert(contentsOf: [[0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80]][rng.below(4)], at: at)
+            return StructuredMutation(bytes: b, name: "invalid-utf8@\(at)")
+        case 4:
+            let boms: [[UInt8]] = [[0xEF, 0xBB, 0xBF], [0xFE, 0xFF], [0xFF, 0xFE], [0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF]]
+            return StructuredMutation(bytes: boms[rng.below(boms.count)] + b, name: "byte-order-mark")
+        case 5:
+            b.insert(0, at: at)
+            return StructuredMutation(bytes: b, name: "nul-byte@\(at)")
+        case 6:
+            let injections = ["<![CDATA[<notes>]]>", "<!-- -- -->", "<?php evil ?>", "<![CDATA[", "<!--", "]]>", "<?xml version=\"1.0\"?>"]
+            let injection = injections[rng.below(injections.count)]
+            let place = tags.isEmpty ? at : tags[rng.below(tags.count)]
+            b.insert(contentsOf: Array(injection.utf8), at: place)
+            return StructuredMutation(bytes: b, name: "inject \(injection.prefix(12))")
+        case 7:
+            let text = String(decoding: b, as: UTF8.self)
+            let declarations = ["UTF-16", "ISO-8859-1", "EBCDIC", "nonsense", "UTF-32"]
+            let declared = declarations[rng.below(declarations.count)]
+            guard let range = text.firstRange(of: "UTF-8") ?? text.firstRange(of: "utf-8") else {
+                return StructuredMutation(bytes: Array("<?xml version=\"1.0\" encoding=\"\(declared)\"?>".utf8) + b, name: "encoding=\(declared)")
+            }
+            var replaced = text
+            replaced.replaceSubrange(range, with: declared)
+            return StructuredMutation(bytes: Array(replaced.utf8), name: "encoding=\(declared)")
+        default:
+            let text = String(decoding: b, as: UTF8.self)
+            guard let range = text.firstRange(of: "xmlns") else {
+                return StructuredMutation(bytes: b + Array("<x:y/>".utf8), name: "undeclared-prefix")
+            }
+            var replaced = text
+            replaced.replaceSubrange(range, with: "xmlns:bad")
+            return StructuredMutation(bytes: Array(replaced.utf8), name: "namespace-changed")
+        }
+    }
+
+    private func collect(_ element: XMLTree.Element, path: [Int], into paths: inout [[Int]]) {
+        paths.append(path)
+        for (i, child) in element.children.enumerated() {
+            if case .element(let e) = child { collect(e, path: path + [i], into: &paths) }
+        }
+    }
+
+    private func update(_ element: inout XMLTree.Element, at path: [Int], _ change: (inout XMLTree.Element) -> Void) {
+        guard let first = path.first else { return change(&element) }
+        guard first < element.children.count, case .element(var child) = element.children[first] else { return }
+        update(&child, at: Array(path.dropFirst()), change)
+        element.children[first] = .element(child)
+    }
+
+    private func update(_ element: inout XMLTree.Element, parentOf path: [Int], _ change: (inout XMLTree.Element) -> Void) {
+        update(&element, at: Array(path.dropLast()), change)
+    }
+}
