@@ -39,14 +39,17 @@ public struct XMLFormat: FuzzFormat {
         guard let tree = try? XMLReader.read(bytes) else { return [] }
         let root = tree.root.name
         var out: [StructuredMutation] = []
-        func add(_ name: String, _ text: String) { out.append(StructuredMutation(bytes: Array(text.utf8), name: name)) }
+        func add(_ name: String, _ text: String, _ expectation: Expectation? = nil) {
+            out.append(StructuredMutation(bytes: Array(text.utf8), name: name, expectation: expectation))
+        }
+        let bomb = Expectation(reason: "corrupt", because: "expanding its entities would take gigabytes: it must be rejected")
         var laughs = #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY lol "lol">"#
         for level in 1...9 {
             laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : String(level - 1));", count: 10) + "\">"
         }
-        add("billion-laughs", laughs + "]><\(root)>&lol9;</\(root)>")
+        add("billion-laughs", laughs + "]><\(root)>&lol9;</\(root)>", bomb)
         let big = String(repeating: "a", count: 50_000)
-        add("quadratic-blowup", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]><\#(root)>"# + String(repeating: "&a;", count: 50_000) + "</\(root)>")
+        add("quadratic-blowup", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]><\#(root)>"# + String(repeating: "&a;", count: 50_000) + "</\(root)>", bomb)
         add("external-entity", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY xxe SYSTEM "file:///etc/hostname">]><\#(root)>&xxe;</\#(root)>"#)
         add("external-dtd", #"<?xml version="1.0"?><!DOCTYPE \#(root) SYSTEM "http://127.0.0.1:9/corrupt-fuzz.dtd"><\#(root)/>"#)
         add("nesting-10000", "<\(root)>" + String(repeating: "<a>", count: 10_000) + String(repeating: "</a>", count: 10_000) + "</\(root)>")

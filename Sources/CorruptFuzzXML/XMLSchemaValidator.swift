@@ -32,6 +32,7 @@ public final class XMLSchemaValidator: Validator, @unchecked Sendable {
     /// Every error in `bytes` against the schema (empty when valid); a document that is not
     /// well-formed gives its parse error.
     public func problems(in bytes: [UInt8]) -> [XMLProblem] {
+        initializeLibXML2()
         do throws(XMLProblem) { try XMLReader.checkLimits(bytes) } catch { return [error] }
         let document = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress.flatMap { base in
