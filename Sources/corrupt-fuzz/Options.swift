@@ -2,6 +2,7 @@ import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzRunner
 import CorruptFuzzSchema
+import CorruptFuzzXML
 import Foundation
 
 /// Options that describe how to run a target, shared by `run` and `replay`.
@@ -25,6 +26,10 @@ struct TargetOptions: ParsableArguments {
         "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus.",
         valueName: "file.ksy"))
     var schema: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "An XML Schema (.xsd): libxml2 validates inputs against it (with --format xml).", valueName: "file.xsd"))
+    var xsd: String?
 
     @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
     var timeout: String = "1s"
@@ -53,6 +58,9 @@ struct TargetOptions: ParsableArguments {
         if schema != nil, format != nil {
             throw ValidationError("give either --schema or --format, not both")
         }
+        if xsd != nil, format != "xml" || validator != nil {
+            throw ValidationError("--xsd needs --format xml (and no --validator)")
+        }
         _ = try limits()
         _ = try builtinFormat()
     }
@@ -63,6 +71,7 @@ struct TargetOptions: ParsableArguments {
         if let schema { words.append("--schema \(ShellWords.quote(URL(fileURLWithPath: schema).standardizedFileURL.path))") }
         if let validator { words.append("--validator \(ShellWords.quote(validator))") }
         if let format { words.append("--format \(format)") }
+        if let xsd { words.append("--xsd \(ShellWords.quote(URL(fileURLWithPath: xsd).standardizedFileURL.path))") }
         return words.joined(separator: " ")
     }
 
@@ -80,6 +89,16 @@ struct TargetOptions: ParsableArguments {
     func makeValidator(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws -> (any Validator)? {
         if let line = validator {
             return try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: slots, fileExtension: fileExtension)
+        }
+        if let xsd {
+            guard let data = FileManager.default.contents(atPath: xsd) else {
+                throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")
+            }
+            do {
+                return try XMLSchemaValidator(xsd: [UInt8](data), name: xsd)
+            } catch {
+                throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(xsd): \(error)")
+            }
         }
         if let format = try builtinFormat() { return format.validator }
         return try schemaFormat()?.validator

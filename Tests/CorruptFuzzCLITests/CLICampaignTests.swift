@@ -129,3 +129,20 @@ struct CLISchemaTests {
         #expect(invalid.stdout.contains("unsupported-version: version: 2 is newer than supported 1"), "\(invalid.stdout)")
     }
 }
+
+@Suite("CLI: XML with a schema")
+struct CLIXMLTests {
+    @Test("well-formed is not valid: xmllint --noout silently accepts notes the XSD rejects")
+    func xsdSilentAcceptance() throws {
+        let reports = try temporaryFolder("xsd")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let result = try corruptFuzz([
+            "run", "--format", "xml", "--xsd", "Corpus/schemas/notes.xsd", "--corpus", "Corpus/notes",
+            "--target", "xmllint --noout @@", "--runs", "400", "--no-minimize", "--timeout", "500ms", "--reports", reports.path,
+        ])
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        #expect(kinds(of: target).contains("silent-acceptance"), "\(kinds(of: target))")
+        #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
+    }
+}
