@@ -10,6 +10,25 @@ public struct PlistMutator: Sendable {
     /// Every systematic corruption of one valid file.
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
         guard let plist = try? BinaryPlistReader.read(bytes) else { return [] }
+        return layoutMutations(bytes, plist) + graphMutations(plist)
+    }
+
+    /// One random corruption of `bytes`, or nil when they are not a binary plist.
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? {
+        guard let plist = try? BinaryPlistReader.read(bytes) else { return nil }
+        if rng.oneIn(4) {
+            // Byte patches of the trailer and offset table: cheap to build all of.
+            let layout = layoutMutations(bytes, plist)
+            return layout.isEmpty ? nil : layout[rng.below(layout.count)]
+        }
+        // Only the chosen graph change is written out. Huge and deeply nested objects are
+        // costly to build: one time in eight.
+        let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: rng.oneIn(8))
+        return pending.isEmpty ? nil : apply(pending[rng.below(pending.count)], to: plist)
+    }
+
+    /// Lies in the trailer fields and the offset table, patched into the bytes as they are.
+    func layoutMutations(_ bytes: [UInt8], _ plist: BinaryPlist) -> [StructuredMutation] {
         var out: [StructuredMutation] = []
         let t = bytes.count - 32
         func patch(_ name: String, _ at: Int, _ values: [UInt8]) {
@@ -29,7 +48,7 @@ public struct PlistMutator: Sendable {
         for (label, v) in [("0", UInt64(0)), ("8", UInt64(8)), ("-1", UInt64(table - 1)), ("past-end", UInt64(bytes.count)), ("max", UInt64.max)] {
             patch("trailer.offsetTableOffset=\(label)", t + 24, be64(v))
         }
-        // Offsets into the middle of an object, and at the trailer.
+        // Offsets into the middle of an object.
         for i in 0..<min(plist.objects.count, 8) {
             let at = table + i * plist.offsetIntSize
             let offset = BinaryPlistReader.readUInt(bytes, at, plist.offsetIntSize)
@@ -37,24 +56,9 @@ public struct PlistMutator: Sendable {
             BinaryPlistWriter.appendUIntInPlace(&b, at: at, offset + 1, plist.offsetIntSize)
             out.append(StructuredMutation(bytes: b, name: "offsets[\(i)]+1"))
         }
-        for mutation in graphMutations(plist) { out.append(mutation) }
         return out
     }
 
-    /// One random corruption of `bytes`, or nil when they are not a binary plist.
-    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? {
-        guard let plist = try? BinaryPlistReader.read(bytes) else { return nil }
-        if rng.oneIn(4) {
-            let all = catalogue(of: bytes)
-            return all.isEmpty ? nil : all[rng.below(all.count)]
-        }
-        // Huge and deeply nested objects are costly to build: one time in eight.
-        let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: rng.oneIn(8))
-        return pending.isEmpty ? nil : apply(pending[rng.below(pending.count)], to: plist)
-    }
-
-    /// Object-graph corruptions, written with consistent offsets so they reach the reader's
-    /// deep code.
     /// A graph corruption not yet applied: building the bytes costs a full write.
     struct PendingChange {
         var name: String

@@ -38,16 +38,13 @@ public struct RunReport: Sendable {
     /// The run's report folder.
     public var folder: String
     public var suites: [Suite]
-    /// The command used to replay (`corrupt-fuzz` or the full path of the binary).
-    public var toolCommand: String
     public var timestamp: String
     public var hostname: String
 
-    public init(runID: String, folder: String, suites: [Suite], toolCommand: String, timestamp: String, hostname: String) {
+    public init(runID: String, folder: String, suites: [Suite], timestamp: String, hostname: String) {
         self.runID = runID
         self.folder = folder
         self.suites = suites
-        self.toolCommand = toolCommand
         self.timestamp = timestamp
         self.hostname = hostname
     }

@@ -53,7 +53,6 @@ public struct CampaignResult: Sendable {
     public var targetGivesReasons = false
     /// A hash of every input run, in order: equal for equal seeds and corpora.
     public var inputSequenceHash: UInt64 = 0xcbf2_9ce4_8422_2325
-    public var warnings: [String] = []
 
     public var executionsPerSecond: Double { fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0 }
 

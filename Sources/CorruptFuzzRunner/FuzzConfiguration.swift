@@ -2,7 +2,7 @@ import CorruptFuzzCore
 import Foundation
 
 /// Everything that shapes a campaign, with documented defaults; the CLI only maps options here.
-public struct FuzzConfiguration: Sendable, Hashable {
+public struct FuzzConfiguration: Sendable {
     /// The seed of every random choice; the same seed and corpus give the same inputs.
     public var seed: UInt64 = 0
     /// Stop after this many executions (nil: no limit).
@@ -29,19 +29,6 @@ public struct FuzzConfiguration: Sendable, Hashable {
     public var mutators: [Mutator] = Mutator.byteLevel
 
     public init() {}
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.seed == b.seed && a.maxRuns == b.maxRuns && a.maxSeconds == b.maxSeconds && a.jobs == b.jobs
-            && a.limits == b.limits && a.maxInputLength == b.maxInputLength
-            && a.maxStackedMutations == b.maxStackedMutations && a.truncateEveryLengthUpTo == b.truncateEveryLengthUpTo
-            && a.minimize == b.minimize && a.mutators.map(\.name) == b.mutators.map(\.name)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(seed)
-        hasher.combine(maxRuns)
-        hasher.combine(mutators.map(\.name))
-    }
 }
 
 /// Facts about the machine.

@@ -51,8 +51,11 @@ public struct InputSchedule: Sendable {
         // counts, future versions, wrong checksums. It goes first: it is the cheapest way to
         // the deep bugs.
         if let structure {
+            // Seeds often share catalogue entries (the hostile XML documents depend only on the
+            // root element): each distinct input runs, and is held, once.
+            var seen: Set<Int> = []
             for seed in seeds {
-                for mutation in structure.catalogue(of: seed.bytes) {
+                for mutation in structure.catalogue(of: seed.bytes) where seen.insert(mutation.bytes.hashValue).inserted {
                     fixed.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
             }

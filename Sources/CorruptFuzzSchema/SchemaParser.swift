@@ -134,7 +134,6 @@ private struct ParseState {
         _ definition: TypeDefinition, typeName: String, stream: inout Stream, path: String, parents: [Scope]
     ) throws(SchemaViolation) -> SchemaValue.Record {
         var scope = Scope(definition: definition, values: [], streamSize: stream.end - stream.start, streamPos: 0)
-        let recordStart = stream.start
         var fieldStarts: [Int] = []
         for field in definition.seq {
             let fieldPath = path.isEmpty ? field.id : "\(path).\(field.id)"
@@ -196,7 +195,6 @@ private struct ParseState {
                 }
             }
         }
-        _ = recordStart
         var record = SchemaValue.Record(typeName: typeName, values: scope.values.map { $0 ?? .absent })
         if !definition.instances.isEmpty {
             let seqEnd = stream.pos

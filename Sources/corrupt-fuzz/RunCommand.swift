@@ -130,7 +130,7 @@ struct RunCommand: ParsableCommand {
                 return words.joined(separator: " ")
             })
         let report = RunReport(
-            runID: writer.runID, folder: writer.folder.path, suites: suites, toolCommand: tool,
+            runID: writer.runID, folder: writer.folder.path, suites: suites,
             timestamp: Self.isoTimestamp(), hostname: ProcessInfo.processInfo.hostName)
         try writer.writeReport(report)
     }

@@ -52,7 +52,7 @@ func sampleReport(stderr: [UInt8]) -> RunReport {
     clean.totalSeconds = 1
     return RunReport(
         runID: "run", folder: "/r", suites: [suite, RunReport.Suite(result: clean, replayValidatorArguments: "")],
-        toolCommand: "corrupt-fuzz", timestamp: "2026-11-22T12:00:00", hostname: "host")
+        timestamp: "2026-11-22T12:00:00", hostname: "host")
 }
 
 @Suite("Reports")
