@@ -16,10 +16,13 @@ let package = Package(
         .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
         .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
+        .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
         .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
+        .executable(name: "friend-list-naive", targets: ["FriendListNaive"]),
+        .executable(name: "friend-list-hardened", targets: ["FriendListHardened"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
     ],
     dependencies: [
@@ -69,15 +72,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CorruptFuzzGenerators",
+            dependencies: ["CorruptFuzzCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CorruptFuzzTesting",
-            dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema"],
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema", "CorruptFuzzGenerators"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: - Bundled examples (the demo's formats and loaders)
         .target(
             name: "CorruptFuzzExamples",
-            dependencies: ["CorruptFuzzCore", "CorruptFuzzSchema"],
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzGenerators", "FriendListLoaders"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -92,6 +100,22 @@ let package = Package(
         .executableTarget(
             name: "HabitLoaderHardened",
             dependencies: ["HabitLoaders"],
+            swiftSettings: swiftSettings
+        ),
+
+        .target(
+            name: "FriendListLoaders",
+            dependencies: ["CorruptFuzzPlist"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FriendListNaive",
+            dependencies: ["FriendListLoaders"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FriendListHardened",
+            dependencies: ["FriendListLoaders"],
             swiftSettings: swiftSettings
         ),
 
@@ -116,6 +140,8 @@ let package = Package(
                 // The demo runs these loaders, so `swift run corrupt-fuzz` builds them.
                 "HabitLoaderNaive",
                 "HabitLoaderHardened",
+                "FriendListNaive",
+                "FriendListHardened",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

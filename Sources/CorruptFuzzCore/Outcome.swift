@@ -1,7 +1,7 @@
 /// What a loader did with one input, as seen from outside it.
 ///
 /// These are the target protocol's five answers: exit 0 is acceptance (stdout is the digest),
-/// another exit is a rejection (a first stderr line `reason: WORD` names the reason), death by
+/// another exit is a rejection (a stderr line `reason: WORD` names the reason), death by
 /// a signal is a crash, no exit before the deadline a hang, and exceeding the memory limit oom.
 public enum Outcome: Sendable, Hashable {
     case accepted(digest: String)

@@ -42,7 +42,7 @@ public struct BinaryPlist: Sendable, Hashable {
         case inline
         case extended(widthLog2: Int)
 
-        static func natural(_ count: Int) -> LengthEncoding {
+        public static func natural(_ count: Int) -> LengthEncoding {
             if count < 15 { return .inline }
             return .extended(widthLog2: count <= 0xFF ? 0 : count <= 0xFFFF ? 1 : count <= 0xFFFF_FFFF ? 2 : 3)
         }
@@ -68,7 +68,7 @@ public struct BinaryPlist: Sendable, Hashable {
         offsets = nil
     }
 
-    static func bytesNeeded(_ value: UInt64) -> Int {
+    public static func bytesNeeded(_ value: UInt64) -> Int {
         value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
     }
 }

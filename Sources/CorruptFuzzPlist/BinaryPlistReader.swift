@@ -27,6 +27,10 @@ public enum BinaryPlistReader {
         guard !overflow, tableBytes <= UInt64(t) - tableStart else {
             throw PlistError("trailer.numObjects: \(count) offsets of \(offsetIntSize) bytes do not fit before the trailer")
         }
+        // As CoreFoundation requires: the offset table ends where the trailer begins.
+        guard tableBytes == UInt64(t) - tableStart else {
+            throw PlistError("trailer: \(UInt64(t) - tableStart - tableBytes) bytes between the offset table and the trailer")
+        }
         guard top < count else { throw PlistError("trailer.topObject: \(top) is not below numObjects \(count)") }
         let addressable: UInt64 = objectRefSize >= 8 ? .max : UInt64(1) << UInt64(objectRefSize * 8)
         if count > addressable {

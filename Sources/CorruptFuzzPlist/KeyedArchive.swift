@@ -68,3 +68,90 @@ public enum KeyedArchiveChecker {
         return out
     }
 }
+
+extension KeyedArchiveChecker {
+    /// Every `$classname` of the archive's class descriptions: what an unarchiver would be
+    /// asked to instantiate.
+    public static func classNames(in plist: BinaryPlist) -> Set<String> {
+        let objects = plist.objects
+        var names: Set<String> = []
+        for object in objects {
+            guard case .dictionary(let keys, let values, _) = object else { continue }
+            for (k, v) in zip(keys, values) {
+                switch string(objects[k]) {
+                case "$classname":
+                    if let name = string(objects[v]) { names.insert(name) }
+                default:
+                    break
+                }
+            }
+        }
+        return names
+    }
+}
+
+extension KeyedArchiveChecker {
+    /// The first place where the archive breaks what NSKeyedArchiver always writes and what
+    /// Foundation's decoders assume without checking (on Linux, some of them trap): an
+    /// archived object's inline values are UIDs, numbers, booleans, data or arrays of UIDs;
+    /// `NSArray`/`NSMutableArray` hold `NS.objects` as an array of UIDs; `NSDate` holds
+    /// `NS.time` as a real; `$objects` entries are never UIDs; a `$class` description holds
+    /// `$classname` and `$classes`; collections never hold `$null`. Call it after
+    /// ``problem(in:)`` found nothing.
+    public static func foundationProblem(in plist: BinaryPlist) -> String? {
+        let objects = plist.objects
+        guard case .dictionary(let keys, let values, _) = objects[plist.topObject],
+              let objectsRef = zip(keys, values).first(where: { string(objects[$0.0]) == "$objects" })?.1,
+              case .array(let table, _) = objects[objectsRef] else { return "$objects: missing" }
+        func className(_ classRef: Int) -> String? {
+            guard case .uid(let uid, _) = objects[classRef], uid < UInt64(table.count),
+                  case .dictionary(let ck, let cv, _) = objects[table[Int(uid)]] else { return nil }
+            return zip(ck, cv).first(where: { string(objects[$0.0]) == "$classname" }).flatMap { string(objects[$0.1]) }
+        }
+        for (index, ref) in table.enumerated() {
+            let here = "$objects[\(index)]"
+            switch objects[ref] {
+            case .uid: return "\(here): a UID where an object belongs"
+            case .dictionary(let k, let v, _):
+                let fields = Dictionary(zip(k.compactMap { string(objects[$0]) }, v), uniquingKeysWith: { a, _ in a })
+                guard fields.count == k.count else { return "\(here): a key is not a string" }
+                if let classRef = fields["$class"] {
+                    let name = className(classRef) ?? "?"
+                    for (key, value) in fields.sorted(by: { $0.key < $1.key }) where key != "$class" {
+                        switch objects[value] {
+                        case .uid, .integer, .real, .bool, .data: continue
+                        case .array(let refs, _):
+                            guard refs.allSatisfy({ if case .uid = objects[$0] { true } else { false } }) else {
+                                return "\(here).\(key): an inline array of something else than UIDs"
+                            }
+                        default: return "\(here).\(key): an inline value NSKeyedArchiver never writes"
+                        }
+                    }
+                    switch name {
+                    case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet":
+                        guard let list = fields["NS.objects"], case .array(let elements, _) = objects[list] else { return "\(here).NS.objects: missing or not an array" }
+                        // A collection cannot hold nil: Foundation would drop the element.
+                        let holdsNull = elements.contains { if case .uid(0, _) = objects[$0] { true } else { false } }
+                        guard !holdsNull else {
+                            return "\(here).NS.objects: an element is $null"
+                        }
+                    case "NSDictionary", "NSMutableDictionary":
+                        guard let ks = fields["NS.keys"], let vs = fields["NS.objects"],
+                              case .array(let kr, _) = objects[ks], case .array(let vr, _) = objects[vs], kr.count == vr.count else {
+                            return "\(here): NS.keys and NS.objects missing, not arrays or of different lengths"
+                        }
+                    case "NSDate":
+                        guard let time = fields["NS.time"], case .real(let t, _) = objects[time], t.isFinite else { return "\(here).NS.time: missing or not a finite real" }
+                    default: break
+                    }
+                } else if fields["$classname"] != nil {
+                    guard let name = fields["$classname"], string(objects[name]) != nil else { return "\(here).$classname: not a string" }
+                    guard let classes = fields["$classes"], case .array(let list, _) = objects[classes],
+                          list.allSatisfy({ string(objects[$0]) != nil }) else { return "\(here).$classes: missing or not an array of strings" }
+                }
+            default: continue
+            }
+        }
+        return nil
+    }
+}

@@ -2,7 +2,7 @@ import CorruptFuzzCore
 import Foundation
 
 /// A validator that is a command: exit 0 means valid, another exit invalid, with the reason
-/// taken from a first stderr line `reason: WORD` and the message from the next line.
+/// taken from the first stderr line `reason: WORD` and the message from the line after it.
 ///
 /// A validator that crashes or hangs decides nothing; the input then gets no label.
 public final class ExternalValidator: Validator, @unchecked Sendable {

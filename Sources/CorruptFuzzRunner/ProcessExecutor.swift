@@ -190,18 +190,22 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     }
 }
 
-/// Reads the target protocol's reason line: the first stderr line `reason: WORD`.
+/// Reads the target protocol's reason line: the first stderr line `reason: WORD`. Libraries
+/// log before the loader gets to say why (Foundation's NSKeyedUnarchiver does), so the reason
+/// line need not be the very first line.
 public enum ReasonLine {
-    /// Returns the reason word, if the first line gives one, and the first other non-empty line.
+    /// Returns the reason word of the first `reason:` line, if any, and the first non-empty line
+    /// after it (or the first non-empty line, without a reason line).
     public static func parse(_ stderr: String) -> (reason: String?, message: String?) {
         var lines = stderr.split(separator: "\n", omittingEmptySubsequences: true)[...]
         var reason: String?
-        if let first = lines.first, first.hasPrefix("reason:") {
-            let word = first.dropFirst("reason:".count).trimmingCharacters(in: .whitespaces)
+        if let index = lines.firstIndex(where: { $0.hasPrefix("reason:") }) {
+            let word = lines[index].dropFirst("reason:".count).trimmingCharacters(in: .whitespaces)
             reason = word.isEmpty ? nil : String(word.prefix(64))
-            lines = lines.dropFirst()
+            lines = lines[(index + 1)...]
         }
-        let message = lines.first.map { String($0.trimmingCharacters(in: .whitespaces).prefix(300)) }
+        let message = lines.first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            .map { String($0.trimmingCharacters(in: .whitespaces).prefix(300)) }
         return (reason, message)
     }
 }

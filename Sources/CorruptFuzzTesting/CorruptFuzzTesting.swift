@@ -1,4 +1,5 @@
-import CorruptFuzzCore
+@_exported import CorruptFuzzCore
+@_exported import CorruptFuzzGenerators
 import Foundation
 import Testing
 import XCTest

@@ -10,17 +10,20 @@ enum Demo {
         var name: String
         var executable: String
         var corpus: String
-        /// The schema, relative to the package.
-        var schema: String
+        /// What labels inputs and guides mutations: `--schema FILE` (relative to the package)
+        /// or `--format NAME`.
+        var validatorArguments: [String]
     }
 
     static let examples: [Example] = [
-        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", schema: "Corpus/schemas/habit-tracker.ksy"),
-        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", schema: "Corpus/schemas/habit-tracker.ksy"),
+        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", validatorArguments: ["--schema", "Corpus/schemas/habit-tracker.ksy"]),
+        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", validatorArguments: ["--schema", "Corpus/schemas/habit-tracker.ksy"]),
+        Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", validatorArguments: ["--format", "friend-list"]),
+        Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", validatorArguments: ["--format", "friend-list"]),
     ]
 
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
-    static let secondsPerExample = 20.0
+    static let secondsPerExample = 15.0
 
     static func plans(configuration: FuzzConfiguration, durationGiven: Bool) throws -> [CampaignPlan] {
         var configuration = configuration
@@ -35,7 +38,9 @@ enum Demo {
             guard FileManager.default.isExecutableFile(atPath: loader) else {
                 throw CorruptFuzzError(.unusableTarget, "the demo loader \(loader) is missing; build the package first (swift build)")
             }
-            let options = try TargetOptions.parse(["--schema", root.appendingPathComponent(example.schema).path])
+            let arguments = example.validatorArguments.first == "--schema"
+                ? ["--schema", root.appendingPathComponent(example.validatorArguments[1]).path] : example.validatorArguments
+            let options = try TargetOptions.parse(arguments)
             return try CampaignPlan.make(
                 target: "\(ShellWords.quote(loader)) @@", corpus: root.appendingPathComponent(example.corpus).path,
                 options: options, configuration: configuration, name: example.name)

@@ -12,7 +12,7 @@ struct RunCommand: ParsableCommand {
         abstract: "Run a fuzzing campaign against a loader (no arguments: the bundled demo).",
         discussion: """
             Target protocol: exit 0 = accepted (stdout is the loader's digest of the data); any other exit = rejected, \
-            with an optional first stderr line 'reason: WORD' (not-found, empty, corrupt, unsupported-version, ...); \
+            with an optional stderr line 'reason: WORD' (not-found, empty, corrupt, unsupported-version, ...); \
             death by a signal = crash; no exit within --timeout = hang; over --memory-limit = oom.
 
             Examples:

@@ -6,10 +6,15 @@ import Foundation
 /// `corrupt-fuzz generate`: writes valid files drawn from a schema.
 struct GenerateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "generate", abstract: "Write valid files generated from a .ksy schema.")
+        commandName: "generate", abstract: "Write valid files generated from a .ksy schema or a bundled format's model.")
 
     @Option(name: .long, help: ArgumentHelp("The binary layout (.ksy).", valueName: "file.ksy"))
-    var schema: String
+    var schema: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A bundled format whose model generates the files (\(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))); friend-list archives are written by the real NSKeyedArchiver.",
+        valueName: "name"))
+    var format: String?
 
     @Option(name: .long, help: ArgumentHelp("How many files.", valueName: "n"))
     var count: Int = 10
@@ -28,9 +33,19 @@ struct GenerateCommand: ParsableCommand {
 
     func validate() throws {
         if count <= 0 { throw ValidationError("--count must be positive") }
+        if (schema == nil) == (format == nil) { throw ValidationError("give --schema or --format") }
+        if let format, BuiltinFormat.named(format)?.structure == nil {
+            throw ValidationError("format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))")
+        }
     }
 
     func run() throws {
+        if let format, let builtin = BuiltinFormat.named(format), let structure = builtin.structure {
+            var rng = FuzzRNG(seed: seed)
+            try write(prefix: format, fileExtension: builtin.fileExtension) { structure.generate(using: &rng) }
+            return
+        }
+        guard let schema else { return }
         let loaded: BinarySchema
         do {
             loaded = try KSYLoader.load(contentsOf: schema)
@@ -38,20 +53,26 @@ struct GenerateCommand: ParsableCommand {
             throw configurationError(CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)"))
         }
         let generator = SchemaGenerator(schema: loaded, limits: .init(maxElements: maxElements, maxBytes: maxBytes))
+        var rng = FuzzRNG(seed: seed)
+        try write(prefix: loaded.id, fileExtension: loaded.fileExtension.isEmpty ? "bin" : loaded.fileExtension) {
+            generator.generateFile(using: &rng)
+        }
+    }
+
+    /// Writes `count` files named `PREFIX-NN.EXT`, each from `next`.
+    func write(prefix: String, fileExtension: String, _ next: () -> [UInt8]) throws {
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            var rng = FuzzRNG(seed: seed)
-            let ext = loaded.fileExtension.isEmpty ? "bin" : loaded.fileExtension
             let width = String(count - 1).count
             for index in 0..<count {
                 let number = String(index)
-                let name = "\(loaded.id)-\(String(repeating: "0", count: width - number.count))\(number).\(ext)"
-                try Data(generator.generateFile(using: &rng)).write(to: URL(fileURLWithPath: out).appendingPathComponent(name))
+                let name = "\(prefix)-\(String(repeating: "0", count: width - number.count))\(number).\(fileExtension)"
+                try Data(next()).write(to: URL(fileURLWithPath: out).appendingPathComponent(name))
             }
         } catch {
             throw configurationError(CorruptFuzzError(.reportWriteFailed, "cannot write to \(out): \(error.localizedDescription)"))
         }
-        print("wrote \(count) \(loaded.id) files to \(out)")
+        print("wrote \(count) \(prefix) files to \(out)")
     }
 }
 

@@ -1,0 +1,86 @@
+import CorruptFuzzPlist
+import Foundation
+
+/// The friend list loaded the way the hardening tutorial asks: a reason for every failure,
+/// secure coding with `.setErrorAndReturn`, a version switch, and the whole document validated
+/// before it is used.
+///
+/// On Linux, Foundation's unarchiver traps on some malformed archives even in that mode (a UID
+/// where an object belongs, an offset table that lies, a dictionary whose keys are not strings;
+/// see the README), and a trap cannot be caught. So the loader first checks the archive's
+/// structure with corrupt-fuzz's strict reader and only hands Foundation what passes, with
+/// only the classes the document uses.
+public enum HardenedFriendListLoader {
+    /// The classes a friend list archive may name.
+    public static let allowedClassNames: Set<String> = [
+        "FriendListLoaders.FriendList", "FriendListLoaders.Friend", "NSArray", "NSMutableArray", "NSDate",
+    ]
+    /// Birthdays outside 1900-01-01...2100-01-01 are corrupt.
+    public static let birthdayRange: ClosedRange<Date> = Date(timeIntervalSince1970: -2_208_988_800)...Date(timeIntervalSince1970: 4_102_444_800)
+
+    /// Loads the file at `path`.
+    public static func load(path: String) throws(FriendListLoadError) -> FriendList {
+        guard FileManager.default.fileExists(atPath: path) else { throw FriendListLoadError("not-found", "\(path) does not exist") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw FriendListLoadError("unreadable", "cannot read \(path)") }
+        return try load(data)
+    }
+
+    /// Loads a friend list from the file's bytes.
+    public static func load(_ data: Data) throws(FriendListLoadError) -> FriendList {
+        guard !data.isEmpty else { throw FriendListLoadError("empty", "the file is empty") }
+        try preflight([UInt8](data))
+        let unarchiver: NSKeyedUnarchiver
+        do {
+            unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+        } catch {
+            throw FriendListLoadError("corrupt", "not a keyed archive: \(error.localizedDescription)")
+        }
+        unarchiver.requiresSecureCoding = true
+        unarchiver.decodingFailurePolicy = .setErrorAndReturn
+        defer { unarchiver.finishDecoding() }
+        let decoded = unarchiver.decodeObject(of: FriendList.self, forKey: NSKeyedArchiveRootObjectKey)
+        // Check the error even when an object came back: when an element of an array fails
+        // to decode, Foundation on Linux drops it, sets `error` and returns the rest.
+        guard let list = decoded, unarchiver.error == nil else {
+            let why = (unarchiver.error as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            throw FriendListLoadError("corrupt", why ?? "the root object is not a friend list")
+        }
+        switch list.version {
+        case FriendList.currentVersion:
+            break
+        case (FriendList.currentVersion + 1)...:
+            throw FriendListLoadError("unsupported-version", "version \(list.version) is newer than \(FriendList.currentVersion)")
+        default:
+            throw FriendListLoadError("corrupt", "version \(list.version) is not a valid version")
+        }
+        if let problem = validateUserData(list) { throw FriendListLoadError("corrupt", problem) }
+        return list
+    }
+
+    /// The app's own check of a decoded document: nil when it is valid.
+    public static func validateUserData(_ list: FriendList) -> String? {
+        for (index, friend) in list.friends.enumerated() {
+            if friend.name.isEmpty { return "friends[\(index)].name: empty" }
+            if !birthdayRange.contains(friend.birthday) {
+                return "friends[\(index)].birthday: \(friend.birthday.timeIntervalSinceReferenceDate) is outside 1900...2100"
+            }
+        }
+        return nil
+    }
+
+    /// The structure Foundation relies on and does not check without trapping.
+    static func preflight(_ bytes: [UInt8]) throws(FriendListLoadError) {
+        let plist: BinaryPlist
+        do {
+            plist = try BinaryPlistReader.read(bytes)
+        } catch {
+            throw FriendListLoadError("corrupt", "not a binary property list: \(error.message)")
+        }
+        if let problem = KeyedArchiveChecker.problem(in: plist) ?? KeyedArchiveChecker.foundationProblem(in: plist) {
+            throw FriendListLoadError("corrupt", problem)
+        }
+        for name in KeyedArchiveChecker.classNames(in: plist) where !allowedClassNames.contains(name) {
+            throw FriendListLoadError("corrupt", "class \(name) does not belong in a friend list")
+        }
+    }
+}
