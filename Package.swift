@@ -170,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzPlistTests",
-            dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore"],
+            dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore", "CorruptFuzzExamples", "CorruptFuzzGenerators", "FriendListLoaders"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -180,7 +180,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzTestingTests",
-            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples"],
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

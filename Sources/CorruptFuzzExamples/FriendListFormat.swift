@@ -69,7 +69,12 @@ public struct FriendListFormat: FuzzFormat {
     /// string: `corrupt`), a future version (`unsupported-version`), version 0, -1 and missing
     /// (`corrupt`).
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
-        var out = mutator.catalogue(of: bytes)
+        loadingFailures(of: bytes) + mutator.catalogue(of: bytes)
+    }
+
+    /// The loading-failure catalogue alone, run first.
+    func loadingFailures(of bytes: [UInt8]) -> [StructuredMutation] {
+        var out: [StructuredMutation] = []
         let corrupt = { (why: String) in Expectation(reason: "corrupt", because: why) }
         out.append(StructuredMutation(bytes: Array(bytes.prefix(1)), name: "single-byte", expectation: corrupt("a single byte is not a friend list")))
         guard let plist = try? BinaryPlistReader.read(bytes), let root = Self.rootObject(plist) else { return out }

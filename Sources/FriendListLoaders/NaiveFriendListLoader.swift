@@ -12,6 +12,11 @@ public enum NaiveFriendListLoader {
         } catch {
             throw FriendListLoadError("corrupt", "cannot read \(path)")
         }
+        return try load(data)
+    }
+
+    /// Loads a friend list from the file's bytes.
+    public static func load(_ data: Data) throws(FriendListLoadError) -> NaiveFriendList {
         NSKeyedUnarchiver.setClass(NaiveFriendList.self, forClassName: "FriendListLoaders.FriendList")
         NSKeyedUnarchiver.setClass(NaiveFriend.self, forClassName: "FriendListLoaders.Friend")
         do {

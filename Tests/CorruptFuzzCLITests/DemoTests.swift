@@ -3,11 +3,11 @@ import Testing
 
 @Suite("The bundled demo")
 struct DemoTests {
-    @Test("finds crash, hang and silent acceptance in the naive loader and nothing in the hardened one")
+    @Test("finds crash, hang, silent acceptance and wrong reasons in the naive loaders and nothing in the hardened ones")
     func demo() throws {
         let reports = try temporaryFolder("demo")
         defer { try? FileManager.default.removeItem(at: reports) }
-        let result = try corruptFuzz(["run", "--duration", "12s", "--reports", reports.path])
+        let result = try corruptFuzz(["run", "--duration", "10s", "--reports", reports.path])
         #expect(result.status == 1, "stderr: \(result.stderr)")
         #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
 
@@ -16,6 +16,13 @@ struct DemoTests {
         let hardened = try #require(targets.first { $0["name"] as? String == "habit-loader-hardened" })
         #expect(kinds(of: naive).isSuperset(of: ["crash", "hang", "silent-acceptance", "wrong-reason"]), "naive: \(kinds(of: naive))")
         #expect(findings(of: hardened).isEmpty, "hardened: \(findings(of: hardened))")
+
+        let naiveFriends = try #require(targets.first { $0["name"] as? String == "friend-list-naive" })
+        let hardenedFriends = try #require(targets.first { $0["name"] as? String == "friend-list-hardened" })
+        #expect(kinds(of: naiveFriends).isSuperset(of: ["crash", "silent-acceptance", "wrong-reason"]), "naive friends: \(kinds(of: naiveFriends))")
+        let details = findings(of: naiveFriends).compactMap { $0["detail"] as? String }
+        #expect(details.contains { $0.contains("version: missing") }, "\(details)")
+        #expect(findings(of: hardenedFriends).isEmpty, "hardened friends: \(findings(of: hardenedFriends))")
 
         let junit = try String(contentsOf: reports.appendingPathComponent("latest/junit.xml"), encoding: .utf8)
         #expect(junit.contains(#"<testsuite name="habit-loader-naive""#))
