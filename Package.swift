@@ -23,6 +23,8 @@ let package = Package(
         .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
         .executable(name: "friend-list-naive", targets: ["FriendListNaive"]),
         .executable(name: "friend-list-hardened", targets: ["FriendListHardened"]),
+        .executable(name: "notes-loader-naive", targets: ["NotesLoaderNaive"]),
+        .executable(name: "notes-loader-hardened", targets: ["NotesLoaderHardened"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
     ],
     dependencies: [
@@ -85,7 +87,10 @@ let package = Package(
         // MARK: - Bundled examples (the demo's formats and loaders)
         .target(
             name: "CorruptFuzzExamples",
-            dependencies: ["CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzGenerators", "FriendListLoaders"],
+            dependencies: [
+                "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzXML", "CorruptFuzzGenerators",
+                "FriendListLoaders", "NotesLoaders",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -118,6 +123,21 @@ let package = Package(
             dependencies: ["FriendListLoaders"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "NotesLoaders",
+            dependencies: ["CLibXML2", "CorruptFuzzXML"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesLoaderNaive",
+            dependencies: ["NotesLoaders"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesLoaderHardened",
+            dependencies: ["NotesLoaders"],
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "plist-harness",
@@ -142,6 +162,8 @@ let package = Package(
                 "HabitLoaderHardened",
                 "FriendListNaive",
                 "FriendListHardened",
+                "NotesLoaderNaive",
+                "NotesLoaderHardened",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -180,7 +202,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzTestingTests",
-            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders"],
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders", "NotesLoaders"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

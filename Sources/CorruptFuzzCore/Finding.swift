@@ -13,6 +13,10 @@ public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comp
     /// The loader rejected invalid input but gave the wrong reason, e.g. `corrupt` for a file
     /// from a newer version, which the app would then delete.
     case wrongReason = "wrong-reason"
+    /// The loader let a document reach outside itself: the content of a local canary file named
+    /// by an external entity showed up in its output, or it fetched a URL the document named
+    /// (an external DTD or entity, seen by a listener on 127.0.0.1).
+    case xxe
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -3,8 +3,14 @@
 /// The label of an input is the mutation's expectation when there is one (a missing file must
 /// be rejected as `not-found`), otherwise the validator's verdict. Crashes, hangs and memory
 /// blow-ups are bugs whatever the label.
+///
+/// With ``OutsideTraps``, a loader whose output holds the canary file's content, or that
+/// contacted the loopback listener while it ran, has an `xxe` finding.
 public struct Oracle: Sendable {
-    public init() {}
+    /// The traps to check for, if the campaign set them.
+    public var traps: OutsideTraps?
+
+    public init(traps: OutsideTraps? = nil) { self.traps = traps }
 
     /// Whether the oracle needs the validator's verdict to judge `outcome`.
     public func needsVerdict(for outcome: Outcome, input: TestInput) -> Bool {
@@ -20,8 +26,9 @@ public struct Oracle: Sendable {
     ///   - input: The input, with its expectation if its mutation knows one.
     ///   - execution: What the loader did.
     ///   - verdict: The validator's verdict, or nil when there is no validator.
+    ///   - fetched: URLs of the loopback listener that were requested while the loader ran.
     /// - Returns: The finding, or nil when the loader behaved.
-    public func judge(_ input: TestInput, execution: Execution, verdict: Verdict?) -> Finding? {
+    public func judge(_ input: TestInput, execution: Execution, verdict: Verdict?, fetched: [String] = []) -> Finding? {
         let label: Verdict?
         if let intrinsic = Expectation.intrinsic(for: input.bytes) {
             label = .invalid(reason: intrinsic.reason, message: intrinsic.because)
@@ -40,6 +47,9 @@ public struct Oracle: Sendable {
         }
         func finding(_ kind: FindingKind, _ signature: String, _ detail: String) -> Finding {
             Finding(kind: kind, signature: signature, detail: detail, input: input, execution: execution, verdict: label)
+        }
+        if let leak = outsideReach(execution, fetched: fetched) {
+            return finding(.xxe, leak.signature, leak.detail)
         }
         switch execution.outcome {
         case .crashed(let signal, let frames, let message):
@@ -68,6 +78,38 @@ public struct Oracle: Sendable {
                     "rejected as \(reason), but it should be \(expected): \(validatorMessage)")
             }
         }
+    }
+}
+
+extension Oracle {
+    /// A canary leak or a fetch, unless the loader crashed, hung or ran out of memory first.
+    func outsideReach(_ execution: Execution, fetched: [String]) -> (signature: String, detail: String)? {
+        switch execution.outcome {
+        case .crashed, .hung, .outOfMemory: return nil
+        default: break
+        }
+        if let url = fetched.first {
+            return ("fetched a URL the document named", "the loader requested \(url) while it read the file: external DTDs or entities are loaded from the network")
+        }
+        guard let traps else { return nil }
+        let token = Array(traps.canaryToken.utf8)
+        for (stream, bytes) in [("output", execution.stdout), ("error output", execution.stderr)] where contains(bytes, token) {
+            return ("read a local file through an external entity",
+                    "the content of \(traps.canaryPath), named by an external entity, appears in the loader's \(stream)")
+        }
+        return nil
+    }
+
+    /// Whether `needle` occurs in `haystack`.
+    public func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        let first = needle[0]
+        var i = 0
+        while i <= haystack.count - needle.count {
+            if haystack[i] == first, haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
     }
 }
 

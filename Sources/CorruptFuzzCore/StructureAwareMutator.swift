@@ -20,6 +20,11 @@ public protocol StructureAwareMutator: Sendable {
     /// Systematic corruptions of one valid file (lying lengths, truncation at every field
     /// boundary, future versions, wrong checksums…).
     func catalogue(of bytes: [UInt8]) -> [StructuredMutation]
+    /// The same, with the campaign's traps for documents that reach outside themselves (a
+    /// canary file for external entities, a loopback URL for external DTDs).
+    func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation]
+    /// Whether the catalogue uses ``OutsideTraps``: the campaign then sets them up.
+    var usesOutsideTraps: Bool { get }
     /// One random corruption of `bytes`, or nil when they are not structured enough to parse.
     func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation?
     /// A new valid file.
@@ -32,6 +37,30 @@ public protocol StructureAwareMutator: Sendable {
 
 extension StructureAwareMutator {
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { [] }
+    public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] { catalogue(of: bytes) }
+    public var usesOutsideTraps: Bool { false }
+}
+
+/// What a campaign sets up to catch a loader that lets a document reach outside itself: a
+/// local canary file whose content must never show up in the loader's output, and a listener
+/// on 127.0.0.1 that must never be contacted. Formats with external references (XML entities
+/// and DTDs) put both in their hostile catalogue.
+public struct OutsideTraps: Sendable, Hashable {
+    /// The canary file's absolute path.
+    public var canaryPath: String
+    /// The canary file's content: a token that appears nowhere else.
+    public var canaryToken: String
+    /// URLs on the loopback listener, e.g. `http://127.0.0.1:40123/corrupt-fuzz-…/external.dtd`
+    /// (nil when no listener could be started).
+    public var dtdURL: String?
+    public var entityURL: String?
+
+    public init(canaryPath: String, canaryToken: String, dtdURL: String? = nil, entityURL: String? = nil) {
+        self.canaryPath = canaryPath
+        self.canaryToken = canaryToken
+        self.dtdURL = dtdURL
+        self.entityURL = entityURL
+    }
 }
 
 /// A user-data format the toolkit knows: its reference validator, its usual file extension,

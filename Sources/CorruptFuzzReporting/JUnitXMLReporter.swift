@@ -81,6 +81,8 @@ public struct JUnitXMLReporter: Sendable {
                 ? "no validator: only the built-in expectations (missing and empty files) were checked" : nil
         case .wrongReason:
             return result.targetGivesReasons ? nil : "the target never printed a 'reason: WORD' line, so reasons could not be compared"
+        case .xxe:
+            return result.outsideTraps == nil ? "the format names no external resources, so no canary file or loopback listener was set" : nil
         case .crash, .hang, .oom:
             return nil
         }

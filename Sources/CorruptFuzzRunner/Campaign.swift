@@ -51,7 +51,10 @@ public struct CampaignResult: Sendable {
     public var stopReason = "runs"
     /// Whether the target ever printed a `reason:` line (if not, wrong reasons cannot be seen).
     public var targetGivesReasons = false
-    /// A hash of every input run, in order: equal for equal seeds and corpora.
+    /// The canary and listener the campaign set, if its format has external references.
+    public var outsideTraps: OutsideTraps?
+    /// A hash of every input run, in order: equal for equal seeds and corpora (with outside
+    /// traps, of their seeds, mutation names and lengths: the trap URLs differ per run).
     public var inputSequenceHash: UInt64 = 0xcbf2_9ce4_8422_2325
 
     public var executionsPerSecond: Double { fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0 }
@@ -86,7 +89,9 @@ public final class Campaign: @unchecked Sendable {
     public let targetName: String
     public let targetCommand: String
     private var schedule: InputSchedule
-    private let oracle = Oracle()
+    private let oracle: Oracle
+    /// The canary and loopback listener, when the format's catalogue uses them.
+    private let trapsHost: OutsideTrapsHost?
     private let seeds: [Seed]
     private let takesPath: Bool
     private let structure: (any StructureAwareMutator)?
@@ -114,8 +119,15 @@ public final class Campaign: @unchecked Sendable {
         self.seeds = seeds
         self.takesPath = takesPath
         self.structure = structure
-        schedule = InputSchedule(seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure, regressions: regressions)
+        // Without the traps the xxe check is skipped, and the report says why.
+        trapsHost = structure?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
+        oracle = Oracle(traps: trapsHost?.traps)
+        schedule = InputSchedule(
+            seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure,
+            regressions: regressions, traps: trapsHost?.traps)
     }
+
+    deinit { trapsHost?.stop() }
 
     private struct Judged: Sendable {
         var execution: Execution
@@ -135,6 +147,7 @@ public final class Campaign: @unchecked Sendable {
         var result = CampaignResult(
             targetName: targetName, targetCommand: targetCommand, validatorName: validator?.name,
             configuration: configuration, seedNames: seeds.map(\.name))
+        result.outsideTraps = trapsHost?.traps
         var records: [FindingKey: Int] = [:]
         var behaviours: Set<String> = []
         let start = ContinuousClock.now
@@ -168,7 +181,7 @@ public final class Campaign: @unchecked Sendable {
             let judged = try runBatch(batch)
             for (input, outcome) in zip(batch, judged) {
                 result.executions += 1
-                result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input)
+                result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: trapsHost != nil)
                 if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.isEmpty {
                     result.targetGivesReasons = true
                 }
@@ -229,12 +242,22 @@ public final class Campaign: @unchecked Sendable {
     }
 
     private func judge(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Judged {
+        let before = trapsHost?.requestCounts()
         let execution = try executor.execute(input, slot: slot)
         var verdict: Verdict?
         if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
             verdict = validator.validate(input.bytes)
         }
-        return Judged(execution: execution, verdict: verdict, finding: oracle.judge(input, execution: execution, verdict: verdict))
+        // A request during this run counts when this input names that URL (another slot's
+        // input may have caused it otherwise).
+        var fetched: [String] = []
+        if let trapsHost, let before, let bytes = input.bytes {
+            fetched = OutsideTrapsHost.fetched(before: before, after: trapsHost.requestCounts()).filter { url in
+                Oracle().contains(bytes, Array(url.split(separator: "/").suffix(2).joined(separator: "/").utf8))
+            }
+        }
+        let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
+        return Judged(execution: execution, verdict: verdict, finding: finding)
     }
 
     /// A coarse description of what the loader did, for keeping inputs with new behaviour.
@@ -287,10 +310,15 @@ public final class Campaign: @unchecked Sendable {
 
     // MARK: - Helpers
 
-    private static func fnv(_ hash: UInt64, _ input: TestInput) -> UInt64 {
+    /// Mixes one input into the sequence hash. With outside traps, the canary path and the
+    /// listener's port differ from run to run, so the input counts by its seed, its mutations
+    /// (names carry offsets and values) and its length instead of its bytes.
+    private static func fnv(_ hash: UInt64, _ input: TestInput, byName: Bool) -> UInt64 {
         var h = hash
         func mix(_ byte: UInt8) { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        if let bytes = input.bytes {
+        if byName {
+            (input.seedName + "|" + input.mutations.joined(separator: "+") + "|\(input.bytes?.count ?? -1)").utf8.forEach(mix)
+        } else if let bytes = input.bytes {
             mix(1)
             bytes.forEach(mix)
         } else {

@@ -25,9 +25,10 @@ public struct InputSchedule: Sendable {
     ///   - includeMissingFile: Whether to try a missing file (only when the target takes a path).
     ///   - structure: The format's structure-aware mutations, if it has them.
     ///   - regressions: Inputs that failed before, run first (a regression store).
+    ///   - traps: The campaign's canary and listener, for catalogues that use them.
     public init(
         seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, structure: (any StructureAwareMutator)? = nil,
-        regressions: [TestInput] = []
+        regressions: [TestInput] = [], traps: OutsideTraps? = nil
     ) {
         precondition(!seeds.isEmpty, "a schedule needs at least one seed")
         self.seeds = seeds
@@ -55,7 +56,8 @@ public struct InputSchedule: Sendable {
             // root element): each distinct input runs, and is held, once.
             var seen: Set<Int> = []
             for seed in seeds {
-                for mutation in structure.catalogue(of: seed.bytes) where seen.insert(mutation.bytes.hashValue).inserted {
+                let catalogue = traps.map { structure.catalogue(of: seed.bytes, traps: $0) } ?? structure.catalogue(of: seed.bytes)
+                for mutation in catalogue where seen.insert(mutation.bytes.hashValue).inserted {
                     fixed.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
             }

@@ -35,27 +35,69 @@ public struct XMLFormat: FuzzFormat {
 
     // MARK: - Catalogue
 
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+    /// Uses the campaign's canary file and loopback listener for its external-entity and
+    /// external-DTD documents.
+    public var usesOutsideTraps: Bool { true }
+
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { hostileCatalogue(of: bytes, traps: nil) }
+
+    public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] { hostileCatalogue(of: bytes, traps: traps) }
+
+    /// The hostile documents, built around the seed so they reach the loader's code: bombs,
+    /// external entities and DTDs (naming the canary file and the listener's URLs when the
+    /// campaign set them), deep nesting, a huge text node, 100,000 attributes.
+    func hostileCatalogue(of bytes: [UInt8], traps: OutsideTraps?) -> [StructuredMutation] {
         guard let tree = try? XMLReader.read(bytes) else { return [] }
         let root = tree.root.name
         var out: [StructuredMutation] = []
         func add(_ name: String, _ text: String, _ expectation: Expectation? = nil) {
             out.append(StructuredMutation(bytes: Array(text.utf8), name: name, expectation: expectation))
         }
+        /// The seed with `reference` (an entity reference) as the text of its first leaf
+        /// element, after `doctype`.
+        func seed(doctype: String, reference: String) -> String {
+            var element = tree.root
+            placeReference(reference, in: &element)
+            let body = String(decoding: XMLWriter.write(XMLTree(root: element)), as: UTF8.self)
+            let withoutDeclaration = body.drop { $0 != "\n" }.dropFirst()
+            return #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + doctype + "\n" + withoutDeclaration
+        }
         let bomb = Expectation(reason: "corrupt", because: "expanding its entities would take gigabytes: it must be rejected")
-        var laughs = #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY lol "lol">"#
+        var laughs = #"<!DOCTYPE \#(root) [<!ENTITY lol "lol">"#
         for level in 1...9 {
             laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : String(level - 1));", count: 10) + "\">"
         }
-        add("billion-laughs", laughs + "]><\(root)>&lol9;</\(root)>", bomb)
+        add("billion-laughs", seed(doctype: laughs + "]>", reference: "&lol9;"), bomb)
         let big = String(repeating: "a", count: 50_000)
-        add("quadratic-blowup", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]><\#(root)>"# + String(repeating: "&a;", count: 50_000) + "</\(root)>", bomb)
-        add("external-entity", #"<?xml version="1.0"?><!DOCTYPE \#(root) [<!ENTITY xxe SYSTEM "file:///etc/hostname">]><\#(root)>&xxe;</\#(root)>"#)
-        add("external-dtd", #"<?xml version="1.0"?><!DOCTYPE \#(root) SYSTEM "http://127.0.0.1:9/corrupt-fuzz.dtd"><\#(root)/>"#)
-        add("nesting-10000", "<\(root)>" + String(repeating: "<a>", count: 10_000) + String(repeating: "</a>", count: 10_000) + "</\(root)>")
+        add("quadratic-blowup", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]>"#, reference: String(repeating: "&a;", count: 50_000)), bomb)
+        let canary = traps?.canaryPath ?? "/etc/hostname"
+        add("external-entity-file", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY xxe SYSTEM "file://\#(canary)">]>"#, reference: "&xxe;"))
+        let dtdURL = traps?.dtdURL ?? "http://127.0.0.1:9/corrupt-fuzz.dtd"
+        add("external-dtd", seed(doctype: #"<!DOCTYPE \#(root) SYSTEM "\#(dtdURL)">"#, reference: ""))
+        if let entityURL = traps?.entityURL {
+            add("external-entity-url", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY xxe SYSTEM "\#(entityURL)">]>"#, reference: "&xxe;"))
+            add("external-parameter-entity", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY % remote SYSTEM "\#(entityURL)"> %remote;]>"#, reference: ""))
+        }
+        for depth in [10_000, 100_000] {
+            add("nesting-\(depth)", "<\(root)>" + String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth) + "</\(root)>")
+        }
         add("huge-text", "<\(root)>" + String(repeating: "x", count: 8 << 20) + "</\(root)>")
         add("attributes-100000", "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
         return out
+    }
+
+    /// Puts `reference` as the only text of the first element without child elements
+    /// (`<note>` in a notes document); an empty reference leaves the tree alone.
+    private func placeReference(_ reference: String, in element: inout XMLTree.Element) {
+        guard !reference.isEmpty else { return }
+        for (index, child) in element.children.enumerated() {
+            if case .element(var inner) = child {
+                placeReference(reference, in: &inner)
+                element.children[index] = .element(inner)
+                return
+            }
+        }
+        element.children = [.text(reference)]
     }
 
     // MARK: - Random mutations

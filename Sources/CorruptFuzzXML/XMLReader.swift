@@ -1,4 +1,9 @@
 import CLibXML2
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads XML with libxml2, safely: entities are never expanded, no external DTD or entity is
 /// loaded, the network is never touched, and libxml2's own limits on depth and size stay on.
@@ -14,31 +19,49 @@ public enum XMLReader {
     /// quadratic time (100,000 attributes take 16 s), so the reader refuses more up front.
     public static let maxAttributesPerElement = 10_000
 
-    /// Refuses inputs that would make libxml2 itself slow, before parsing.
+    /// Refuses inputs that would make libxml2 itself slow, before parsing. Text between tags is
+    /// skipped with `memchr`, so a huge text node costs next to nothing.
     static func checkLimits(_ bytes: [UInt8]) throws(XMLProblem) {
-        var inTag = false, quote: UInt8 = 0, attributes = 0, line = 1
-        for byte in bytes {
-            if byte == 0x0A { line += 1 }
-            if quote != 0 {
-                if byte == quote { quote = 0 }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "<"): inTag = true; attributes = 0
-            case UInt8(ascii: ">"): inTag = false
-            case UInt8(ascii: "\""), UInt8(ascii: "'"): if inTag { quote = byte }
-            case UInt8(ascii: "="):
-                guard inTag else { continue }
-                attributes += 1
-                if attributes > maxAttributesPerElement {
-                    throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes")
+        let tooMany: Int? = bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            var i = 0
+            let n = buffer.count
+            while i < n {
+                // Outside a tag: jump to the next '<'.
+                guard let found = memchr(base + i, Int32(UInt8(ascii: "<")), n - i) else { return nil }
+                i = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+                var quote: UInt8 = 0, attributes = 0
+                while i < n {
+                    let byte = base[i]
+                    i += 1
+                    if quote != 0 {
+                        if byte == quote { quote = 0 }
+                    } else if byte == UInt8(ascii: ">") {
+                        break
+                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        quote = byte
+                    } else if byte == UInt8(ascii: "=") {
+                        attributes += 1
+                        if attributes > maxAttributesPerElement { return i }
+                    }
                 }
-            default: break
             }
+            return nil
+        }
+        if let offset = tooMany {
+            let line = 1 + bytes[..<offset].lazy.filter { $0 == 0x0A }.count
+            throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes")
         }
     }
 
     public static func read(_ bytes: [UInt8]) throws(XMLProblem) -> XMLTree {
+        try readDocument(bytes).tree
+    }
+
+    /// Parses `bytes` into a tree, and gives the name of its DOCTYPE declaration if it has one
+    /// (a document that should have none can then be refused: the DTD is where entity bombs
+    /// and external entities live).
+    public static func readDocument(_ bytes: [UInt8]) throws(XMLProblem) -> (tree: XMLTree, doctype: String?) {
         initializeLibXML2()
         try checkLimits(bytes)
         let document = bytes.withUnsafeBufferPointer { buffer in
@@ -51,7 +74,8 @@ public enum XMLReader {
         guard let document else { throw lastError() ?? XMLProblem(line: 0, path: nil, message: "not well-formed") }
         defer { xmlFreeDoc(document) }
         guard let root = xmlDocGetRootElement(document) else { throw XMLProblem(line: 0, path: nil, message: "no root element") }
-        return XMLTree(root: element(root))
+        let doctype = document.pointee.intSubset.map { subset in subset.pointee.name.map { String(cString: $0) } ?? "" }
+        return (XMLTree(root: element(root)), doctype)
     }
 
     /// libxml2's last error on this thread.

@@ -23,6 +23,7 @@ struct BuiltinFormat: Sendable {
         BuiltinFormat(name: "binary-plist", fileExtension: "plist", validator: BinaryPlistFormat().validator, structure: BinaryPlistFormat()),
         BuiltinFormat(name: "keyed-archive", fileExtension: "plist", validator: KeyedArchiveFormat().validator, structure: KeyedArchiveFormat()),
         BuiltinFormat(name: "friend-list", fileExtension: "friends", validator: FriendListFormat().validator, structure: FriendListFormat()),
+        BuiltinFormat(name: "notes", fileExtension: "xml", validator: NotesFormat().validator, structure: NotesFormat()),
         BuiltinFormat(name: "xml", fileExtension: "xml", validator: XMLFormat().validator, structure: XMLFormat()),
     ]
 

@@ -20,6 +20,8 @@ enum Demo {
         Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", validatorArguments: ["--schema", "Corpus/schemas/habit-tracker.ksy"]),
         Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", validatorArguments: ["--format", "friend-list"]),
         Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", validatorArguments: ["--format", "friend-list"]),
+        Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", validatorArguments: ["--format", "notes"]),
+        Example(name: "notes-loader-hardened", executable: "notes-loader-hardened", corpus: "Corpus/notes", validatorArguments: ["--format", "notes"]),
     ]
 
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.

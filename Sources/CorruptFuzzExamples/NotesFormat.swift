@@ -1,0 +1,106 @@
+import CorruptFuzzCore
+import CorruptFuzzXML
+import NotesLoaders
+
+/// The notes document as a fuzzing format: XML tree and lexical mutations and the hostile-XML
+/// catalogue (with the campaign's canary file and loopback listener), judged by a reference
+/// validator.
+///
+/// The validator's checks, in order, with the reason each failure gets: no bytes → `empty`; not
+/// well-formed (read safely: no entities, no DTD, no network, libxml2's limits) → `corrupt`; a
+/// DOCTYPE → `corrupt` (a notes document has none: that is where bombs and external entities
+/// live); a root other than `<notes>` → `corrupt`; `version` missing or not a positive integer
+/// → `corrupt`, above 1 → `unsupported-version` (before the schema, which only knows version
+/// 1); the notes schema (`Corpus/schemas/notes.xsd`: every note has an `id` and a `created`
+/// date-time) → `corrupt` with line and element path; a note id used twice → `corrupt`.
+public struct NotesFormat: FuzzFormat {
+    public let fileExtension = "xml"
+    let xml: XMLFormat
+
+    public init() {
+        xml = XMLFormat()
+    }
+
+    public var validator: any Validator {
+        ClosureValidator(name: "notes reference validator") { bytes in
+            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+            guard let violation = Self.validate(bytes) else { return .valid }
+            return .invalid(reason: violation.reason, message: violation.message)
+        }
+    }
+
+    static let schema: XMLSchemaValidator = {
+        do {
+            return try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd")
+        } catch {
+            fatalError("the bundled notes schema does not compile: \(error)")
+        }
+    }()
+
+    /// What is wrong with a notes document: the reason word and the message.
+    public static func validate(_ bytes: [UInt8]) -> (reason: String, message: String)? {
+        if bytes.isEmpty { return ("empty", "the file is empty") }
+        let document: (tree: XMLTree, doctype: String?)
+        do throws(XMLProblem) {
+            document = try XMLReader.readDocument(bytes)
+        } catch {
+            return ("corrupt", error.description)
+        }
+        if let doctype = document.doctype { return ("corrupt", "DOCTYPE \(doctype): a notes document has none") }
+        let root = document.tree.root
+        guard root.name == "notes" else { return ("corrupt", "root: <\(root.name)> is not <notes>") }
+        guard let text = root.attributes.first(where: { $0.name == "version" })?.value else { return ("corrupt", "/notes/@version: missing") }
+        guard let version = Int(text), version >= 1 else { return ("corrupt", "/notes/@version: '\(text)' is not a positive integer") }
+        if version > HardenedNotesLoader.currentVersion {
+            return ("unsupported-version", "/notes/@version: \(version) is newer than \(HardenedNotesLoader.currentVersion)")
+        }
+        if let problem = schema.problems(in: bytes).first { return ("corrupt", problem.description) }
+        var ids: Set<String> = []
+        for case .element(let note) in root.children {
+            guard let id = note.attributes.first(where: { $0.name == "id" })?.value else { continue }
+            if !ids.insert(id).inserted { return ("corrupt", "/notes/note[@id=\(id)]: the id is used twice") }
+        }
+        return nil
+    }
+
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] { xml.generate(using: &rng) }
+    public var usesOutsideTraps: Bool { true }
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { xml.catalogue(of: bytes) + versionCatalogue(of: bytes) }
+    public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] {
+        xml.catalogue(of: bytes, traps: traps) + versionCatalogue(of: bytes)
+    }
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { xml.mutate(bytes, using: &rng) }
+
+    /// The version made future (`unsupported-version`), 0, negative, not a number and missing
+    /// (`corrupt`), and a note without an id (`corrupt`).
+    func versionCatalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+        guard let tree = try? XMLReader.read(bytes), tree.root.name == "notes" else { return [] }
+        var out: [StructuredMutation] = []
+        func add(_ name: String, _ reason: String, _ because: String, _ change: (inout XMLTree.Element) -> Void) {
+            var root = tree.root
+            change(&root)
+            out.append(StructuredMutation(bytes: XMLWriter.write(XMLTree(root: root)), name: name, expectation: Expectation(reason: reason, because: because)))
+        }
+        func setVersion(_ value: String?) -> (inout XMLTree.Element) -> Void {
+            { root in
+                root.attributes.removeAll { $0.name == "version" }
+                if let value { root.attributes.insert(("version", value), at: 0) }
+            }
+        }
+        add("version=future", "unsupported-version", "a file from a newer app version must not be called corrupt", setVersion("2"))
+        add("version=0", "corrupt", "version 0 was never written", setVersion("0"))
+        add("version=-1", "corrupt", "a negative version was never written", setVersion("-1"))
+        add("version=missing", "corrupt", "a notes document without a version cannot be read safely", setVersion(nil))
+        if tree.root.children.contains(where: { if case .element = $0 { true } else { false } }) {
+            add("note-without-id", "corrupt", "every note has an id") { root in
+                for (index, child) in root.children.enumerated() {
+                    guard case .element(var note) = child else { continue }
+                    note.attributes.removeAll { $0.name == "id" }
+                    root.children[index] = .element(note)
+                    return
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,53 @@
+import CorruptFuzzXML
+
+/// The notes document loaded safely: corrupt-fuzz's safe libxml2 layer (no entity
+/// substitution, no DTD loading, no network, libxml2's depth and size limits on), no DOCTYPE
+/// allowed, a version switch, the notes schema, and the app's own checks, with a reason for
+/// every failure.
+public enum HardenedNotesLoader {
+    /// The version this build reads; a newer one is `unsupported-version`.
+    public static let currentVersion = 1
+
+    static let schema: XMLSchemaValidator = {
+        do {
+            return try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd")
+        } catch {
+            fatalError("the bundled notes schema does not compile: \(error)")
+        }
+    }()
+
+    public static func load(_ bytes: [UInt8]) throws(NotesLoadError) -> [Note] {
+        if bytes.isEmpty { throw NotesLoadError("empty", "the file is empty") }
+        let tree: XMLTree
+        let doctype: String?
+        do {
+            (tree, doctype) = try XMLReader.readDocument(bytes)
+        } catch {
+            throw NotesLoadError("corrupt", "not well-formed: \(error)")
+        }
+        if doctype != nil { throw NotesLoadError("corrupt", "a notes document has no DOCTYPE") }
+        guard tree.root.name == "notes" else { throw NotesLoadError("corrupt", "the root element is <\(tree.root.name)>, not <notes>") }
+        guard let text = tree.root.attributes.first(where: { $0.name == "version" })?.value else {
+            throw NotesLoadError("corrupt", "notes: no version")
+        }
+        guard let version = Int(text), version >= 1 else { throw NotesLoadError("corrupt", "notes: version '\(text)' is not a positive integer") }
+        guard version <= currentVersion else {
+            throw NotesLoadError("unsupported-version", "notes: version \(version) is newer than \(currentVersion)")
+        }
+        if let problem = schema.problems(in: bytes).first { throw NotesLoadError("corrupt", problem.description) }
+        var notes: [Note] = []
+        var ids: Set<String> = []
+        for case .element(let element) in tree.root.children {
+            let id = element.attributes.first { $0.name == "id" }?.value
+            if let id, !ids.insert(id).inserted { throw NotesLoadError("corrupt", "note id \(id) appears twice") }
+            let text = element.children.map { child -> String in
+                switch child {
+                case .text(let t), .cdata(let t): t
+                default: ""
+                }
+            }.joined()
+            notes.append(Note(id: id, created: element.attributes.first { $0.name == "created" }?.value, text: text))
+        }
+        return notes
+    }
+}
