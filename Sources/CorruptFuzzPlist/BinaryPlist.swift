@@ -2,6 +2,10 @@
 /// and the encoding choices of each object, so an unmutated file writes back byte for byte
 /// and a mutation controls every byte it corrupts.
 ///
+/// XML property lists read into the same object table (``XMLPlistReader``), so the archive
+/// checker and the graph mutations work on either encoding; ``PropertyListFile`` reads and
+/// writes both.
+///
 /// corrupt-fuzz owns this layer rather than going through PropertyListSerialization, because
 /// fuzzing needs to lie in it: a trailer that claims more objects than there are, an offset into
 /// the middle of an object, a reference to an object that does not exist.
@@ -71,9 +75,54 @@ public struct BinaryPlist: Sendable, Hashable {
     public static func bytesNeeded(_ value: UInt64) -> Int {
         value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
     }
+
+    /// Sets the reference and offset widths as Foundation's writer chooses them for the objects
+    /// laid out contiguously in index order (1, 2, 4 or 8 bytes, enough for the object count and
+    /// for the offset table's position), and drops recorded offsets: the layout a graph that did
+    /// not come from a binary file (an XML property list, say) is written with.
+    public mutating func fitLayout() {
+        offsets = nil
+        // Foundation's reader wants 2^(8 × objectRefSize) > numObjects.
+        objectRefSize = Self.bytesNeeded(UInt64(objects.count))
+        var tableStart = 8
+        for object in objects { tableStart += BinaryPlistWriter.encodedSize(object, refSize: objectRefSize) }
+        offsetIntSize = Self.bytesNeeded(UInt64(tableStart))
+    }
 }
 
-/// Why a binary property list is not valid, and where.
+extension BinaryPlist.Object {
+    /// A string as Foundation's binary writer encodes it: ASCII when every character is, UTF-16
+    /// otherwise.
+    public static func naturalString(_ string: String) -> Self {
+        let utf8 = Array(string.utf8)
+        if utf8.allSatisfy({ $0 < 0x80 }) { return .ascii(utf8, length: .natural(utf8.count)) }
+        let units = Array(string.utf16)
+        return .utf16(units, length: .natural(units.count))
+    }
+
+    /// An integer with the width Foundation's binary writer gives it: negative ones in 8 bytes,
+    /// others in the fewest of 1, 2, 4 or 8 bytes, and those past Int64.max in 16.
+    public static func naturalInteger(_ value: Int128) -> Self {
+        let widthLog2 = value < 0 ? 3 : value <= 0xFF ? 0 : value <= 0xFFFF ? 1 : value <= 0xFFFF_FFFF ? 2 : value <= Int128(Int64.max) ? 3 : 4
+        return .integer(value, widthLog2: widthLog2)
+    }
+
+    /// A keyed archive's UID in the fewest of 1, 2, 4 or 8 bytes.
+    public static func naturalUID(_ value: UInt64) -> Self {
+        .uid(value, width: BinaryPlist.bytesNeeded(value))
+    }
+
+    /// The text of a string object; nil for other objects.
+    public var stringValue: String? {
+        switch self {
+        case .ascii(let bytes, _): String(decoding: bytes, as: UTF8.self)
+        case .utf16(let units, _): String(decoding: units, as: UTF16.self)
+        default: nil
+        }
+    }
+}
+
+/// Why a property list (binary or XML) is not valid, and where.
 public struct PlistError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }

@@ -26,7 +26,26 @@ public enum BinaryPlistWriter {
         return out
     }
 
-    static func encodedSize(_ object: BinaryPlist.Object, refSize: Int) -> Int { encode(object, refSize: refSize).count }
+    /// `encode(object, refSize:).count`, without encoding.
+    static func encodedSize(_ object: BinaryPlist.Object, refSize: Int) -> Int {
+        func header(_ count: Int, _ length: BinaryPlist.LengthEncoding) -> Int {
+            switch length {
+            case .inline where count < 15: 1
+            case .inline: header(count, .natural(count))
+            case .extended(let widthLog2): 2 + (1 << widthLog2)
+            }
+        }
+        switch object {
+        case .null, .bool, .fill: return 1
+        case .integer(_, let widthLog2), .real(_, let widthLog2): return 1 + (1 << widthLog2)
+        case .date: return 9
+        case .data(let bytes, let length), .ascii(let bytes, let length): return header(bytes.count, length) + bytes.count
+        case .utf16(let units, let length): return header(units.count, length) + 2 * units.count
+        case .uid(_, let width): return 1 + width
+        case .array(let refs, let length), .set(let refs, let length): return header(refs.count, length) + refs.count * refSize
+        case .dictionary(let keys, let values, let length): return header(keys.count, length) + (keys.count + values.count) * refSize
+        }
+    }
 
     static func appendUInt(_ out: inout [UInt8], _ value: UInt64, _ width: Int) {
         for i in (0..<width).reversed() { out.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * i))) }

@@ -1,7 +1,7 @@
 import CorruptFuzzCore
 
-/// Binary property lists as a fuzzing format: the strict reader as validator, plist-level
-/// corruptions as structure-aware mutations.
+/// Property lists as a fuzzing format: the strict readers (binary or XML) as validator,
+/// plist-level corruptions as structure-aware mutations (graph ones in the seed's own encoding).
 public struct BinaryPlistFormat: FuzzFormat {
     public let fileExtension = "plist"
     let mutator = PlistMutator()
@@ -9,7 +9,7 @@ public struct BinaryPlistFormat: FuzzFormat {
     public init() {}
 
     public var validator: any Validator {
-        ClosureValidator(name: "binary plist reader") { plistVerdict($0, checkArchive: false) }
+        ClosureValidator(name: "plist reader (binary or XML)") { plistVerdict($0, checkArchive: false) }
     }
 
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
@@ -19,8 +19,8 @@ public struct BinaryPlistFormat: FuzzFormat {
     }
 }
 
-/// NSKeyedArchiver archives as a fuzzing format: a binary plist that is also a well-formed
-/// archive ($archiver, $version, $top, $objects, UIDs in range, class descriptions).
+/// NSKeyedArchiver archives as a fuzzing format: a binary or XML plist that is also a
+/// well-formed archive ($archiver, $version, $top, $objects, UIDs in range, class descriptions).
 public struct KeyedArchiveFormat: FuzzFormat {
     public let fileExtension = "plist"
     let mutator = PlistMutator()
@@ -48,12 +48,13 @@ public struct KeyedArchiveFormat: FuzzFormat {
     }
 }
 
-/// The strict reader's verdict, and the archive checker's when asked.
+/// The strict reader's verdict (binary or XML, by the file's first bytes), and the archive
+/// checker's when asked.
 func plistVerdict(_ bytes: [UInt8]?, checkArchive: Bool) -> Verdict {
     guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
     if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
     do throws(PlistError) {
-        let plist = try BinaryPlistReader.read(bytes)
+        let plist = try PropertyListFile.read(bytes).plist
         if checkArchive, let problem = KeyedArchiveChecker.problem(in: plist) { return .invalid(reason: "corrupt", message: problem) }
         return .valid
     } catch {

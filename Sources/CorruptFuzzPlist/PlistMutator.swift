@@ -4,17 +4,43 @@ import CorruptFuzzCore
 /// lying trailer fields, offsets into the middle of objects, lying lengths, references and UIDs
 /// pointing nowhere or back at themselves, type confusion, missing and extra keys, huge and
 /// deeply nested objects.
+///
+/// XML property lists get the graph corruptions, written back as XML (those the XML form cannot
+/// hold, such as a container that contains itself, are left out), and the same graph in the
+/// binary encoding; byte-level and lexical corruption of the XML text is the engine's.
 public struct PlistMutator: Sendable {
+    /// The largest XML file a mutation writes: shared objects are written once per reference.
+    static let maxXMLBytes = 16 << 20
+    /// Deep nesting in XML: each level is indented one more tab, so the file grows with the
+    /// square of the depth.
+    static let xmlNestingDepth = 1_000
+
     public init() {}
 
     /// Every systematic corruption of one valid file.
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+        if PropertyListFile.encoding(of: bytes) == .xml {
+            guard let plist = try? XMLPlistReader.read(bytes) else { return [] }
+            var rng = FuzzRNG(seed: 1)
+            let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: false)
+            return [asBinary(plist)] + pending.compactMap { applyXML($0, to: plist) }
+        }
         guard let plist = try? BinaryPlistReader.read(bytes) else { return [] }
         return layoutMutations(bytes, plist) + graphMutations(plist)
     }
 
-    /// One random corruption of `bytes`, or nil when they are not a binary plist.
+    /// One random corruption of `bytes`, or nil when they are not a property list.
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? {
+        if PropertyListFile.encoding(of: bytes) == .xml {
+            guard let plist = try? XMLPlistReader.read(bytes) else { return nil }
+            if rng.oneIn(16) { return asBinary(plist) }
+            var pending = pendingGraphMutations(plist, rng: &rng, includeHuge: rng.oneIn(8), nestingDepth: Self.xmlNestingDepth)
+            // Some changes have no XML form: try a few.
+            for _ in 0..<4 where !pending.isEmpty {
+                if let mutation = applyXML(pending.remove(at: rng.below(pending.count)), to: plist) { return mutation }
+            }
+            return nil
+        }
         guard let plist = try? BinaryPlistReader.read(bytes) else { return nil }
         if rng.oneIn(4) {
             // Byte patches of the trailer and offset table: cheap to build all of.
@@ -69,6 +95,22 @@ public struct PlistMutator: Sendable {
         pendingGraphMutations(plist, rng: &rng, includeHuge: includeHuge).map { apply($0, to: plist) }
     }
 
+    /// The change written as XML, or nil when the changed graph has no XML form or is too large.
+    func applyXML(_ pending: PendingChange, to plist: BinaryPlist) -> StructuredMutation? {
+        var copy = plist
+        pending.change(&copy)
+        guard let bytes = try? XMLPlistWriter.write(copy, maxBytes: Self.maxXMLBytes) else { return nil }
+        return StructuredMutation(bytes: bytes, name: pending.name)
+    }
+
+    /// An XML property list's graph in the binary encoding: valid, but not the encoding a
+    /// loader of XML files may expect.
+    func asBinary(_ plist: BinaryPlist) -> StructuredMutation {
+        var copy = plist
+        copy.fitLayout()
+        return StructuredMutation(bytes: BinaryPlistWriter.write(copy), name: "encoding=binary")
+    }
+
     func apply(_ pending: PendingChange, to plist: BinaryPlist) -> StructuredMutation {
         var copy = plist
         copy.offsets = nil
@@ -76,7 +118,7 @@ public struct PlistMutator: Sendable {
         return StructuredMutation(bytes: BinaryPlistWriter.write(copy), name: pending.name)
     }
 
-    func pendingGraphMutations(_ plist: BinaryPlist, rng: inout FuzzRNG, includeHuge: Bool) -> [PendingChange] {
+    func pendingGraphMutations(_ plist: BinaryPlist, rng: inout FuzzRNG, includeHuge: Bool, nestingDepth: Int = 10_000) -> [PendingChange] {
         var out: [PendingChange] = []
         let n = plist.objects.count
         func emit(_ name: String, _ change: @escaping (inout BinaryPlist) -> Void) {
@@ -125,10 +167,10 @@ public struct PlistMutator: Sendable {
                 break
             }
         }
-        // Deep nesting: a chain of 10,000 arrays in place of the top object.
+        // Deep nesting: a chain of 10,000 arrays (by default) in place of the top object.
         if includeHuge { emit("deep-nesting") { p in
             let start = p.objects.count
-            for depth in 0..<10_000 { p.objects.append(.array(depth == 9_999 ? [] : [start + depth + 1], length: .inline)) }
+            for depth in 0..<nestingDepth { p.objects.append(.array(depth == nestingDepth - 1 ? [] : [start + depth + 1], length: .inline)) }
             p.objectRefSize = 4
             p.offsetIntSize = 4
             p.topObject = start
