@@ -137,9 +137,9 @@ extension FriendListFormat {
         if bytes.isEmpty { return Violation(reason: "empty", message: "the file is empty") }
         let plist: BinaryPlist
         do throws(PlistError) {
-            plist = try BinaryPlistReader.read(bytes)
+            plist = try PropertyListFile.read(bytes).plist
         } catch {
-            return corrupt("not a binary property list: \(error.message)")
+            return corrupt("not a property list: \(error.message)")
         }
         if let problem = KeyedArchiveChecker.problem(in: plist) ?? KeyedArchiveChecker.foundationProblem(in: plist) { return corrupt(problem) }
         for name in KeyedArchiveChecker.classNames(in: plist).sorted() where !HardenedFriendListLoader.allowedClassNames.contains(name) {

@@ -66,7 +66,7 @@ public struct BinaryPlist: Sendable, Hashable {
     public init(objects: [Object], topObject: Int, offsetIntSize: Int? = nil, objectRefSize: Int? = nil, sortVersion: UInt8 = 0) {
         self.objects = objects
         self.topObject = topObject
-        self.objectRefSize = objectRefSize ?? Self.bytesNeeded(UInt64(max(0, objects.count - 1)))
+        self.objectRefSize = objectRefSize ?? Self.bytesNeeded(UInt64(objects.count))
         self.offsetIntSize = offsetIntSize ?? 1
         self.sortVersion = sortVersion
         offsets = nil

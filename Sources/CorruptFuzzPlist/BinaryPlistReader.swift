@@ -33,7 +33,8 @@ public enum BinaryPlistReader {
         }
         guard top < count else { throw PlistError("trailer.topObject: \(top) is not below numObjects \(count)") }
         let addressable: UInt64 = objectRefSize >= 8 ? .max : UInt64(1) << UInt64(objectRefSize * 8)
-        if count > addressable {
+        // As CoreFoundation requires: the count itself must fit in a reference.
+        if objectRefSize < 8, count >= addressable {
             throw PlistError("trailer.objectRefSize: \(objectRefSize) bytes cannot address \(count) objects")
         }
         let n = Int(count)

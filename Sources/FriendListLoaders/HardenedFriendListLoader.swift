@@ -72,9 +72,9 @@ public enum HardenedFriendListLoader {
     static func preflight(_ bytes: [UInt8]) throws(FriendListLoadError) {
         let plist: BinaryPlist
         do {
-            plist = try BinaryPlistReader.read(bytes)
+            plist = try PropertyListFile.read(bytes).plist
         } catch {
-            throw FriendListLoadError("corrupt", "not a binary property list: \(error.message)")
+            throw FriendListLoadError("corrupt", "not a property list: \(error.message)")
         }
         if let problem = KeyedArchiveChecker.problem(in: plist) ?? KeyedArchiveChecker.foundationProblem(in: plist) {
             throw FriendListLoadError("corrupt", problem)
