@@ -1,5 +1,6 @@
 import ArgumentParser
 import CorruptFuzzCore
+import CorruptFuzzPlist
 import CorruptFuzzSchema
 import Foundation
 
@@ -31,8 +32,16 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The most bytes of one string or byte field.", valueName: "n"))
     var maxBytes: Int = 24
 
+    @Option(name: .long, help: ArgumentHelp(
+        "For property-list formats: write the binary (default) or the XML encoding.", valueName: "binary|xml"))
+    var encoding: String = "binary"
+
     func validate() throws {
         if count <= 0 { throw ValidationError("--count must be positive") }
+        guard let wanted = PlistEncoding(rawValue: encoding) else { throw ValidationError("--encoding must be binary or xml") }
+        if wanted == .xml, !["friend-list", "keyed-archive", "binary-plist"].contains(format ?? "") {
+            throw ValidationError("--encoding xml needs a property-list --format (friend-list, keyed-archive, binary-plist)")
+        }
         if (schema == nil) == (format == nil) { throw ValidationError("give --schema or --format") }
         if let format, BuiltinFormat.named(format)?.structure == nil {
             throw ValidationError("format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))")
@@ -42,7 +51,12 @@ struct GenerateCommand: ParsableCommand {
     func run() throws {
         if let format, let builtin = BuiltinFormat.named(format), let structure = builtin.structure {
             var rng = FuzzRNG(seed: seed)
-            try write(prefix: format, fileExtension: builtin.fileExtension) { structure.generate(using: &rng) }
+            let xml = encoding == PlistEncoding.xml.rawValue
+            try write(prefix: format, fileExtension: builtin.fileExtension) {
+                let bytes = structure.generate(using: &rng)
+                guard xml, let plist = try? PropertyListFile.read(bytes).plist else { return bytes }
+                return (try? PropertyListFile.write(plist, encoding: .xml)) ?? bytes
+            }
             return
         }
         guard let schema else { return }
