@@ -68,7 +68,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
                 let line = String(decoding: worker.pending[..<newline], as: UTF8.self)
                 worker.pending.removeSubrange(...newline)
                 workers[slot] = worker
-                return Execution(outcome: Self.parse(line), microseconds: micros(since: started))
+                let outcome = Self.parse(line)
+                var digest: [UInt8] = []
+                if case .accepted(let text) = outcome { digest = Array(text.utf8) }
+                return Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started))
             }
             let left = deadline - ContinuousClock.now
             if left <= .zero {

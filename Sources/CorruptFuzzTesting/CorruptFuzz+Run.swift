@@ -15,7 +15,7 @@ func runCheck<Value>(
     load: @escaping @Sendable (Data) throws -> Value, validate: (@Sendable (Value) -> String?)?
 ) -> (CorruptFuzzReport, warnings: [String]) {
     if let served = WorkerMode.servedCheck {
-        if served == id { WorkerMode.serve(load, validate: validate) }
+        if served == id { WorkerMode.serve(load, validate: validate, digest: format.usesOutsideTraps) }
         // A worker for another check: this one does not run here.
         return (CorruptFuzzReport(id: id, findings: [], executions: 0, seconds: 0, seed: 0, inputSequenceHash: 0), [])
     }
@@ -52,13 +52,13 @@ func runCheck<Value>(
                 limits: configuration.limits, slots: configuration.jobs)
         } catch {
             warnings.append("process isolation unavailable (\(error)); running in-process")
-            executor = InProcessExecutor { runLoader(load, validate: validate, bytes: $0) }
+            executor = InProcessExecutor { runLoader(load, validate: validate, bytes: $0, digest: format.usesOutsideTraps) }
         }
     } else {
         if options.isolation == .process {
             warnings.append("process isolation needs a Swift Testing or XCTest test to re-run; running in-process")
         }
-        executor = InProcessExecutor { runLoader(load, validate: validate, bytes: $0) }
+        executor = InProcessExecutor { runLoader(load, validate: validate, bytes: $0, digest: format.usesOutsideTraps) }
     }
     let campaign = Campaign(
         executor: executor, targetName: id, targetCommand: id, takesPath: false, validator: format.validator,

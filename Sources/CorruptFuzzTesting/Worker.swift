@@ -9,13 +9,13 @@ enum WorkerMode {
     static var servedCheck: String? { ProcessInfo.processInfo.environment[variable] }
 
     /// Serves inputs forever (until stdin closes), then exits the process.
-    static func serve<Value>(_ load: (Data) throws -> Value, validate: ((Value) -> String?)?) -> Never {
+    static func serve<Value>(_ load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: Bool) -> Never {
         while let line = readLine(strippingNewline: true) {
             let bytes = FileManager.default.contents(atPath: line).map { [UInt8]($0) }
             var reply: String
             if let bytes {
-                switch runLoader(load, validate: validate, bytes: bytes) {
-                case .accepted: reply = "A ok"
+                switch runLoader(load, validate: validate, bytes: bytes, digest: digest) {
+                case .accepted(let text): reply = "A " + flatten(text)
                 case .acceptedInvalid(let message): reply = "V " + flatten(message)
                 case .rejected(let reason, _, let message): reply = "R \(reason ?? "-") " + flatten(message ?? "")
                 default: reply = "R - unexpected"

@@ -24,9 +24,17 @@ struct DemoTests {
         #expect(details.contains { $0.contains("version: missing") }, "\(details)")
         #expect(findings(of: hardenedFriends).isEmpty, "hardened friends: \(findings(of: hardenedFriends))")
 
+        let naiveNotes = try #require(targets.first { $0["name"] as? String == "notes-loader-naive" })
+        let hardenedNotes = try #require(targets.first { $0["name"] as? String == "notes-loader-hardened" })
+        #expect(kinds(of: naiveNotes).isSuperset(of: ["crash", "xxe", "silent-acceptance"]), "naive notes: \(kinds(of: naiveNotes))")
+        #expect(!kinds(of: naiveNotes).isDisjoint(with: ["hang", "oom"]), "entity expansion: \(kinds(of: naiveNotes))")
+        let noteDetails = findings(of: naiveNotes).compactMap { $0["signature"] as? String }
+        #expect(noteDetails.contains { $0.contains("The attribute 'id' is required but missing") }, "\(noteDetails)")
+        #expect(findings(of: hardenedNotes).isEmpty, "hardened notes: \(findings(of: hardenedNotes))")
+
         let junit = try String(contentsOf: reports.appendingPathComponent("latest/junit.xml"), encoding: .utf8)
         #expect(junit.contains(#"<testsuite name="habit-loader-naive""#))
-        #expect(junit.contains(#"<testsuite name="habit-loader-hardened" tests="6" failures="0""#))
+        #expect(junit.contains(#"<testsuite name="habit-loader-hardened" tests="7" failures="0""#))
         for finding in findings(of: naive) {
             if let path = finding["reproducer"] as? String {
                 #expect(FileManager.default.fileExists(atPath: path))

@@ -1,0 +1,37 @@
+import CorruptFuzzExamples
+import CorruptFuzzTesting
+import Foundation
+import NotesLoaders
+import Testing
+
+/// The XML example, as a user would test an XML document loader: the notes format brings the
+/// hostile-XML catalogue, with a canary file and a loopback listener for external entities.
+@Suite("CorruptFuzzTesting: the notes (XML) loaders")
+struct NotesLoaderTests {
+    @Test("the hardened notes loader survives corruption")
+    func hardened() {
+        let report = assertLoaderSurvivesCorruption(
+            "hardened-notes", format: NotesFormat(),
+            options: .init(runs: 300, isolation: .inProcess, regressions: scratchRegressions("hardened-notes"))
+        ) { data in
+            try HardenedNotesLoader.load([UInt8](data))
+        }
+        #expect(report.executions >= 300)
+    }
+
+    @Test("the naive notes loader's XXE, entity expansion, deep-nesting crash and note without an id are found")
+    func naive() {
+        let report = verifyLoaderSurvivesCorruption(
+            "naive-notes", format: NotesFormat(),
+            options: .init(runs: 120, timeout: .milliseconds(500), regressions: scratchRegressions("naive-notes"), jobs: 2)
+        ) { data in
+            try NaiveNotesLoader.load([UInt8](data))
+        }
+        let signatures = report.findings.map { "\($0.kind.rawValue): \($0.signature)" }
+        #expect(report.kinds.isSuperset(of: [.xxe, .crash, .silentAcceptance]), "\(signatures)")
+        #expect(report.kinds.contains(.hang) || report.kinds.contains(.oom), "billion laughs: \(signatures)")
+        #expect(signatures.contains { $0.hasPrefix("xxe: read a local file") }, "\(signatures)")
+        #expect(signatures.contains { $0.hasPrefix("xxe: fetched a URL") }, "\(signatures)")
+        #expect(signatures.contains { $0.contains("The attribute 'id' is required but missing") }, "\(signatures)")
+    }
+}
