@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "notes-loader-naive", targets: ["NotesLoaderNaive"]),
         .executable(name: "notes-loader-hardened", targets: ["NotesLoaderHardened"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
+        .executable(name: "xml-harness", targets: ["xml-harness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -142,6 +143,12 @@ let package = Package(
         .executableTarget(
             name: "plist-harness",
             path: "Sources/PlistHarness",
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "xml-harness",
+            path: "Sources/XMLHarness",
             swiftSettings: swiftSettings
         ),
 

@@ -61,4 +61,20 @@ struct OracleTests {
         #expect(run(.accepted(digest: ""), verdict: .undecided("validator crashed")) == nil)
         #expect(run(.rejected(reason: "x", exitCode: 1, message: nil), verdict: .undecided("validator hung")) == nil)
     }
+
+    @Test("the canary's content in the output or error output, or a fetch during the run, is an xxe finding; a crash stays a crash")
+    func xxe() {
+        let oracle = Oracle(traps: OutsideTraps(canaryPath: "/tmp/c/secret.txt", canaryToken: "corrupt-fuzz-canary-abc"))
+        let leak = Execution(outcome: .accepted(digest: ""), stdout: Array("note: corrupt-fuzz-canary-abc\n".utf8))
+        #expect(oracle.judge(file, execution: leak, verdict: .valid)?.kind == .xxe)
+        let inError = Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil), stderr: Array("bad corrupt-fuzz-canary-abc".utf8))
+        #expect(oracle.judge(file, execution: inError, verdict: nil)?.signature == "read a local file through an external entity")
+        let clean = Execution(outcome: .accepted(digest: ""), stdout: Array("corrupt-fuzz-canary-ab".utf8))
+        #expect(oracle.judge(file, execution: clean, verdict: .valid) == nil)
+        let fetched = oracle.judge(file, execution: Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)),
+                                   verdict: nil, fetched: ["http://127.0.0.1:1/t/external.dtd"])
+        #expect(fetched?.kind == .xxe && fetched?.signature == "fetched a URL the document named")
+        let crash = Execution(outcome: .crashed(signal: 11, frames: [], message: nil), stdout: Array("corrupt-fuzz-canary-abc".utf8))
+        #expect(oracle.judge(file, execution: crash, verdict: nil)?.kind == .crash)
+    }
 }

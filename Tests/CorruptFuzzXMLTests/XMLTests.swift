@@ -125,11 +125,30 @@ struct XMLFormatTests {
     @Test("the hostile catalogue is built from the seed's root element, and corrupt-fuzz reads it safely")
     func hostileCatalogue() throws {
         let catalogue = XMLFormat().catalogue(of: seed)
-        #expect(catalogue.map(\.name) == ["billion-laughs", "quadratic-blowup", "external-entity", "external-dtd", "nesting-10000", "huge-text", "attributes-100000"])
+        #expect(catalogue.map(\.name) == [
+            "billion-laughs", "quadratic-blowup", "external-entity-file", "external-dtd", "nesting-10000", "nesting-100000",
+            "huge-text", "attributes-100000",
+        ])
         let clock = ContinuousClock()
         for mutation in catalogue {
             let elapsed = clock.measure { _ = XMLFormat().validator.validate(mutation.bytes) }
             #expect(elapsed < .seconds(5), "\(mutation.name)")
         }
+    }
+
+    @Test("with outside traps, the catalogue names the canary file and the listener's URLs, inside the seed's first leaf")
+    func catalogueWithTraps() throws {
+        let traps = OutsideTraps(
+            canaryPath: "/tmp/canary-test/secret.txt", canaryToken: "token",
+            dtdURL: "http://127.0.0.1:1/t/external.dtd", entityURL: "http://127.0.0.1:1/t/entity.txt")
+        let catalogue = XMLFormat().catalogue(of: seed, traps: traps)
+        let names = catalogue.map(\.name)
+        #expect(names.contains("external-entity-url") && names.contains("external-parameter-entity"))
+        let file = try #require(catalogue.first { $0.name == "external-entity-file" })
+        let text = String(decoding: file.bytes, as: UTF8.self)
+        #expect(text.contains(#"<!ENTITY xxe SYSTEM "file:///tmp/canary-test/secret.txt">"#))
+        #expect(text.contains("&xxe;</note>"), "\(text)")
+        let dtd = try #require(catalogue.first { $0.name == "external-dtd" })
+        #expect(String(decoding: dtd.bytes, as: UTF8.self).contains(#"SYSTEM "http://127.0.0.1:1/t/external.dtd""#))
     }
 }
