@@ -151,6 +151,12 @@ public struct PlistMutator: Sendable {
                     vs.remove(at: k)
                     $0.objects[i] = .dictionary(keys: ks, values: vs, length: length)
                 }
+                // `$class` pointing at an object that is not a class description (UID 1 is the
+                // root object in every NSKeyedArchiver archive).
+                if let c = keys.firstIndex(where: { plist.objects[$0] == .ascii(Array("$class".utf8), length: .inline) }),
+                   case .uid(let uid, let width) = plist.objects[values[c]], uid != 1 {
+                    emit("dict[\(i)].$class=not-a-class") { $0.objects[values[c]] = .uid(1, width: width) }
+                }
                 emit("dict[\(i)] extra key") {
                     $0.objects.append(.ascii(Array("unexpected".utf8), length: .inline))
                     $0.objects[i] = .dictionary(keys: keys + [$0.objects.count - 1], values: values + [values[0]], length: .natural(keys.count + 1))
