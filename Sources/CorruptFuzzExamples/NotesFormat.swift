@@ -17,8 +17,11 @@ public struct NotesFormat: FuzzFormat {
     public let fileExtension = "xml"
     let xml: XMLFormat
 
+    let generator: XSDGenerator?
+
     public init() {
         xml = XMLFormat()
+        generator = try? XSDGenerator(xsd: Array(notesSchema.utf8))
     }
 
     public var validator: any Validator {
@@ -63,7 +66,22 @@ public struct NotesFormat: FuzzFormat {
         return nil
     }
 
-    public func generate(using rng: inout FuzzRNG) -> [UInt8] { xml.generate(using: &rng) }
+    /// A document drawn from the notes schema, with the rules the schema does not state: a
+    /// version, and ids numbered in order.
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        guard let generator else { return xml.generate(using: &rng) }
+        var root = generator.generate(using: &rng).root
+        root.attributes.removeAll { $0.name == "version" }
+        root.attributes.insert(("version", "1"), at: 0)
+        var id = 0
+        for (index, child) in root.children.enumerated() {
+            guard case .element(var note) = child else { continue }
+            id += 1
+            for a in note.attributes.indices where note.attributes[a].name == "id" { note.attributes[a].value = String(id) }
+            root.children[index] = .element(note)
+        }
+        return XMLWriter.write(XMLTree(root: root))
+    }
     public var usesOutsideTraps: Bool { true }
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { xml.catalogue(of: bytes) + versionCatalogue(of: bytes) }
     public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] {

@@ -12,8 +12,21 @@ import CorruptFuzzCore
 public struct XMLFormat: FuzzFormat {
     public let fileExtension = "xml"
     private let schema: XMLSchemaValidator?
+    private let generator: XSDGenerator?
 
-    public init(schema: XMLSchemaValidator? = nil) { self.schema = schema }
+    public init(schema: XMLSchemaValidator? = nil) {
+        self.schema = schema
+        generator = nil
+    }
+
+    /// The format of documents valid against `xsd`: libxml2 validates inputs against it, and
+    /// ``XSDGenerator`` generates valid documents from it.
+    /// - Throws: ``XMLProblem`` when the schema does not compile, or uses constructs the
+    ///   generator does not know.
+    public init(xsd: [UInt8], name: String = "xsd", root: String? = nil) throws(XMLProblem) {
+        schema = try XMLSchemaValidator(xsd: xsd, name: name)
+        generator = try XSDGenerator(xsd: xsd, root: root)
+    }
 
     public var validator: any Validator {
         if let schema { return schema }
@@ -30,7 +43,8 @@ public struct XMLFormat: FuzzFormat {
     }
 
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {
-        Array(#"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="\#(1 + rng.below(99))" created="2026-11-22T10:00:00Z">text</note></notes>"#.utf8)
+        if let generator { return XMLWriter.write(generator.generate(using: &rng)) }
+        return Array(#"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="\#(1 + rng.below(99))" created="2026-11-22T10:00:00Z">text</note></notes>"#.utf8)
     }
 
     // MARK: - Catalogue

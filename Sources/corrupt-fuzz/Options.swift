@@ -85,6 +85,24 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
+    /// With --xsd: the XML format of that schema, generating documents from it when the
+    /// generator knows every construct the schema uses (else a warning says why not).
+    func xsdFormat() throws -> (format: XMLFormat, warning: String?)? {
+        guard let xsd else { return nil }
+        guard let data = FileManager.default.contents(atPath: xsd) else {
+            throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")
+        }
+        do {
+            return (try XMLFormat(xsd: [UInt8](data), name: xsd), nil)
+        } catch {
+            do {
+                return (XMLFormat(schema: try XMLSchemaValidator(xsd: [UInt8](data), name: xsd)), "no documents are generated from \(xsd): \(error)")
+            } catch {
+                throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(xsd): \(error)")
+            }
+        }
+    }
+
     /// The validator these options select: --validator, else --format's, else the schema's.
     func makeValidator(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws -> (any Validator)? {
         if let line = validator {

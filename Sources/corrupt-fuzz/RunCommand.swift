@@ -49,8 +49,10 @@ struct RunCommand: ParsableCommand {
         if let duration { _ = try Parse.seconds(duration, option: "--duration") }
         if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
         let hasTarget = targetOptions.target != nil
-        if hasTarget, corpus == nil, targetOptions.schema == nil {
-            throw ValidationError("--target needs --corpus (a folder of seed files) or --schema (to generate them)")
+        let generates = targetOptions.schema != nil || targetOptions.xsd != nil
+            || (try? targetOptions.builtinFormat())?.flatMap { $0.structure } != nil
+        if hasTarget, corpus == nil, !generates {
+            throw ValidationError("--target needs --corpus (a folder of seed files), or --schema, --xsd or a --format with a generator (to generate them)")
         }
         if !hasTarget, corpus != nil || targetOptions.schema != nil || targetOptions.validator != nil {
             throw ValidationError("--corpus, --schema and --validator need --target (the loader to test)")
@@ -179,16 +181,21 @@ struct CampaignPlan {
     ) throws -> CampaignPlan {
         let command = try TargetCommand(target)
         let schemaFormat = try options.schemaFormat()
+        let format = try options.builtinFormat()
         var seeds: [Seed] = []
         var warnings: [String] = []
+        let xsd = try options.xsdFormat()
+        if let warning = xsd?.warning { warnings.append(warning) }
+        let structure: (any StructureAwareMutator)? = schemaFormat ?? xsd?.format ?? format?.structure
         if let corpus {
-            (seeds, warnings) = try CorpusLoader.load(corpus, maxLength: configuration.maxInputLength)
-        } else if let schemaFormat {
-            // No corpus: the schema generates the seeds, deterministically from --seed.
+            let loaded = try CorpusLoader.load(corpus, maxLength: configuration.maxInputLength)
+            seeds = loaded.0
+            warnings += loaded.1
+        } else if let generator = structure {
+            // No corpus: the schema or format generates the seeds, deterministically from --seed.
             var rng = FuzzRNG(seed: configuration.seed)
-            seeds = (0..<8).map { Seed(name: "generated-\($0)", bytes: schemaFormat.generate(using: &rng)) }
+            seeds = (0..<8).map { Seed(name: "generated-\($0)", bytes: generator.generate(using: &rng)) }
         }
-        let format = try options.builtinFormat()
         let ext = schemaFormat?.schema.fileExtension ?? ""
         let fileExtension = format?.fileExtension ?? (ext.isEmpty ? Self.commonExtension(seeds) : ext)
         let executor = try ProcessExecutor(
@@ -196,7 +203,7 @@ struct CampaignPlan {
         let validator = try options.makeValidator(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
         let campaign = Campaign(
             executor: executor, targetName: name ?? command.name, targetCommand: target, takesPath: command.takesPath,
-            validator: validator, seeds: seeds, configuration: configuration, structure: schemaFormat ?? format?.structure)
+            validator: validator, seeds: seeds, configuration: configuration, structure: structure)
         return CampaignPlan(
             campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: options.validatorArguments, warnings: warnings)
     }

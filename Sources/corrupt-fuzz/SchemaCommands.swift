@@ -1,6 +1,7 @@
 import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzPlist
+import CorruptFuzzXML
 import CorruptFuzzSchema
 import Foundation
 
@@ -32,6 +33,9 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The most bytes of one string or byte field.", valueName: "n"))
     var maxBytes: Int = 24
 
+    @Option(name: .long, help: ArgumentHelp("An XML Schema: write documents valid against it.", valueName: "file.xsd"))
+    var xsd: String?
+
     @Option(name: .long, help: ArgumentHelp(
         "For property-list formats: write the binary (default) or the XML encoding.", valueName: "binary|xml"))
     var encoding: String = "binary"
@@ -42,7 +46,7 @@ struct GenerateCommand: ParsableCommand {
         if wanted == .xml, !["friend-list", "keyed-archive", "binary-plist"].contains(format ?? "") {
             throw ValidationError("--encoding xml needs a property-list --format (friend-list, keyed-archive, binary-plist)")
         }
-        if (schema == nil) == (format == nil) { throw ValidationError("give --schema or --format") }
+        if [schema, format, xsd].compactMap({ $0 }).count != 1 { throw ValidationError("give one of --schema, --xsd or --format") }
         if let format, BuiltinFormat.named(format)?.structure == nil {
             throw ValidationError("format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))")
         }
@@ -57,6 +61,21 @@ struct GenerateCommand: ParsableCommand {
                 guard xml, let plist = try? PropertyListFile.read(bytes).plist else { return bytes }
                 return (try? PropertyListFile.write(plist, encoding: .xml)) ?? bytes
             }
+            return
+        }
+        if let xsd {
+            guard let data = FileManager.default.contents(atPath: xsd) else {
+                throw configurationError(CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)"))
+            }
+            let generator: XSDGenerator
+            do {
+                generator = try XSDGenerator(xsd: [UInt8](data))
+            } catch {
+                throw configurationError(CorruptFuzzError(.invalidArgument, "cannot generate from \(xsd): \(error)"))
+            }
+            var rng = FuzzRNG(seed: seed)
+            let name = URL(fileURLWithPath: xsd).deletingPathExtension().lastPathComponent
+            try write(prefix: name, fileExtension: "xml") { XMLWriter.write(generator.generate(using: &rng)) }
             return
         }
         guard let schema else { return }

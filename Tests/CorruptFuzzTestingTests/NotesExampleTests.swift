@@ -34,4 +34,16 @@ struct NotesLoaderTests {
         #expect(signatures.contains { $0.hasPrefix("xxe: fetched a URL") }, "\(signatures)")
         #expect(signatures.contains { $0.contains("The attribute 'id' is required but missing") }, "\(signatures)")
     }
+
+    @Test("1,000 generated notes documents are valid, and the hardened loader reads every note of them")
+    func generated() throws {
+        let format = NotesFormat()
+        var rng = FuzzRNG(seed: 4)
+        for round in 0..<1000 {
+            let bytes = format.generate(using: &rng)
+            #expect(NotesFormat.validate(bytes) == nil, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
+            let notes = try HardenedNotesLoader.load(bytes)
+            #expect(notes.count == bytes.split(separator: UInt8(ascii: "<")).filter { $0.starts(with: Array("note ".utf8)) }.count)
+        }
+    }
 }
