@@ -117,7 +117,14 @@ extension Oracle {
 public enum Normalize {
     /// Replaces each run of digits (and each hex literal) with `#`, so that
     /// `habits[2].dates.count: 99` and `habits[0].dates.count: 7` share a signature.
+    ///
+    /// A message that ends with ` [rule: NAME]` is judged by NAME alone: validators whose
+    /// messages quote the document (a tag name, a value) name the broken rule that way, e.g.
+    /// `line 3: Premature end of data in tag time [rule: libxml2 error 77]`.
     public static func message(_ text: String) -> String {
+        if text.hasSuffix("]"), let range = text.ranges(of: " [rule: ").last {
+            return String(text[range.upperBound...].dropLast().prefix(200))
+        }
         var out = ""
         out.reserveCapacity(text.count)
         var chars = Array(text.unicodeScalars)[...]

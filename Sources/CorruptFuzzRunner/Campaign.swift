@@ -277,14 +277,17 @@ public final class Campaign: @unchecked Sendable {
     private func minimize(_ findings: inout [FindingRecord], shouldStop: @Sendable () -> Bool) {
         let slots = executor.slots
         let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
+        let overall = ContinuousClock.now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000))
+        // Kinds in order of severity (crash first), then in the order found.
+        let order = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                for index in stride(from: slot, to: records.count, by: slots) {
+                for index in stride(from: slot, to: order.count, by: slots).map({ order[$0] }) {
                     var record = records[index]
                     let original = record.finding.input
-                    guard let bytes = original.bytes, !bytes.isEmpty else { continue }
-                    let deadline = ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000))
+                    guard let bytes = original.bytes, !bytes.isEmpty, ContinuousClock.now < overall else { continue }
+                    let deadline = min(overall, ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
                     var lastExecution: Execution?
                     let outcome = minimizer.minimize(bytes, structure: structure.map { s in { s.shrinkCandidates(of: $0) } }) { candidate in
                         if shouldStop() || ContinuousClock.now > deadline { return nil }

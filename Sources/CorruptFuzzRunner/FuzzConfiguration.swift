@@ -25,6 +25,9 @@ public struct FuzzConfiguration: Sendable {
     public var minimizeMaxTests = 400
     /// The most seconds spent minimizing one finding.
     public var minimizeMaxSeconds: Double = 10
+    /// The most seconds spent minimizing all findings; crashes, hangs and memory blow-ups go
+    /// first, and findings left when it runs out are reported as found.
+    public var minimizeTotalSeconds: Double = 120
     /// The mutators of the havoc stage.
     public var mutators: [Mutator] = Mutator.byteLevel
 

@@ -83,7 +83,9 @@ public enum XMLReader {
         guard let error = xmlGetLastError() else { return nil }
         defer { xmlResetLastError() }
         let message = error.pointee.message.map { String(cString: $0) }?.trimmingTrailingNewlines() ?? "error \(error.pointee.code)"
-        return XMLProblem(line: Int(error.pointee.line), path: nil, message: message)
+        // The message names the document's own tags; the error code is the broken rule, so
+        // one bug keeps one signature whatever the tag (see Normalize.message).
+        return XMLProblem(line: Int(error.pointee.line), path: nil, message: message + " [rule: libxml2 error \(error.pointee.code)]")
     }
 
     static func element(_ node: xmlNodePtr) -> XMLTree.Element {

@@ -77,4 +77,11 @@ struct OracleTests {
         let crash = Execution(outcome: .crashed(signal: 11, frames: [], message: nil), stdout: Array("corrupt-fuzz-canary-abc".utf8))
         #expect(oracle.judge(file, execution: crash, verdict: nil)?.kind == .crash)
     }
+
+    @Test("a message ending in [rule: NAME] gets NAME as its signature, whatever tags it quotes")
+    func ruleSignature() {
+        #expect(Normalize.message("line 3: Premature end of data in tag time line 1 [rule: libxml2 error 77]") == "libxml2 error 77")
+        #expect(Normalize.message("line 9: Premature end of data in tag gpx line 2 [rule: libxml2 error 77]") == "libxml2 error 77")
+        #expect(Normalize.message("habits[2]: count 7") == "habits[#]: count #")
+    }
 }
