@@ -33,6 +33,7 @@ enum Demo {
         // Short deadlines keep hangs cheap; the naive loader's hangs run for minutes anyway.
         configuration.limits.timeoutMilliseconds = min(configuration.limits.timeoutMilliseconds, 500)
         configuration.minimizeMaxSeconds = 5
+        configuration.minimizeTotalSeconds = 15
         let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
         let root = try packageRoot()
         return try examples.map { example in
