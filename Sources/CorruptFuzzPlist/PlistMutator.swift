@@ -74,6 +74,16 @@ public struct PlistMutator: Sendable {
         for (label, v) in [("0", UInt64(0)), ("8", UInt64(8)), ("-1", UInt64(table - 1)), ("past-end", UInt64(bytes.count)), ("max", UInt64.max)] {
             patch("trailer.offsetTableOffset=\(label)", t + 24, be64(v))
         }
+        // Lying object lengths: the count in a string's, data's or container's marker, one more
+        // or zero (the objects are left where they are).
+        for i in 0..<min(plist.objects.count, 16) {
+            let at = Int(BinaryPlistReader.readUInt(bytes, table + i * plist.offsetIntSize, plist.offsetIntSize))
+            guard at < t, [0x4, 0x5, 0x6, 0xA, 0xC, 0xD].contains(bytes[at] >> 4) else { continue }
+            let length = bytes[at] & 0x0F
+            guard length < 0x0E else { continue }
+            patch("objects[\(i)].length+1", at, [bytes[at] + 1])
+            if length > 0 { patch("objects[\(i)].length=0", at, [bytes[at] & 0xF0]) }
+        }
         // Offsets into the middle of an object.
         for i in 0..<min(plist.objects.count, 8) {
             let at = table + i * plist.offsetIntSize

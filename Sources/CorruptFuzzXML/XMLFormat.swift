@@ -96,6 +96,7 @@ public struct XMLFormat: FuzzFormat {
             add("nesting-\(depth)", "<\(root)>" + String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth) + "</\(root)>")
         }
         add("huge-text", "<\(root)>" + String(repeating: "x", count: 8 << 20) + "</\(root)>")
+        add("huge-attribute-100MB", "<\(root) a=\"" + String(repeating: "x", count: 100 << 20) + "\"/>")
         add("attributes-100000", "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
         return out
     }
@@ -138,6 +139,12 @@ public struct XMLFormat: FuzzFormat {
         case 1 where !path.isEmpty:
             update(&root, parentOf: path) { $0.children.insert($0.children[path.last!], at: path.last!) }
             name = "duplicate-element"
+        case 2 where path.count >= 2 && rng.oneIn(2):
+            // Move: the element leaves its parent for its grandparent's first child's place.
+            var moved: XMLTree.Node?
+            update(&root, parentOf: path) { moved = $0.children.remove(at: path.last!) }
+            if let moved { update(&root, parentOf: Array(path.dropLast())) { $0.children.insert(moved, at: 0) } }
+            name = "move-element"
         case 2 where !path.isEmpty:
             update(&root, parentOf: path) {
                 let j = rng.below($0.children.count)

@@ -28,8 +28,14 @@ struct TargetOptions: ParsableArguments {
     var schema: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "An XML Schema (.xsd): libxml2 validates inputs against it (with --format xml).", valueName: "file.xsd"))
+        "An XML Schema (.xsd): libxml2 validates inputs against it, and documents are generated from it (with --format xml; --schema FILE.xsd does the same).",
+        valueName: "file.xsd"))
     var xsd: String?
+
+    /// The XML Schema, from --xsd or from a --schema ending in .xsd.
+    var xsdPath: String? { xsd ?? schema.flatMap { $0.lowercased().hasSuffix(".xsd") ? $0 : nil } }
+    /// The Kaitai schema: --schema unless it is an XML Schema.
+    var ksyPath: String? { schema.flatMap { $0.lowercased().hasSuffix(".xsd") ? nil : $0 } }
 
     @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
     var timeout: String = "1s"
@@ -55,11 +61,11 @@ struct TargetOptions: ParsableArguments {
         if validator != nil, format != nil {
             throw ValidationError("give either --validator or --format, not both")
         }
-        if schema != nil, format != nil {
-            throw ValidationError("give either --schema or --format, not both")
+        if ksyPath != nil, format != nil {
+            throw ValidationError("give either --schema FILE.ksy or --format, not both")
         }
-        if xsd != nil, format != "xml" || validator != nil {
-            throw ValidationError("--xsd needs --format xml (and no --validator)")
+        if xsdPath != nil, format != "xml" || validator != nil {
+            throw ValidationError("an XML Schema (--xsd or --schema FILE.xsd) needs --format xml (and no --validator)")
         }
         _ = try limits()
         _ = try builtinFormat()
@@ -77,7 +83,7 @@ struct TargetOptions: ParsableArguments {
 
     /// The schema's format, if --schema was given.
     func schemaFormat() throws -> SchemaFormat? {
-        guard let schema else { return nil }
+        guard let schema = ksyPath else { return nil }
         do {
             return try SchemaFormat(ksyPath: schema)
         } catch {
@@ -88,7 +94,7 @@ struct TargetOptions: ParsableArguments {
     /// With --xsd: the XML format of that schema, generating documents from it when the
     /// generator knows every construct the schema uses (else a warning says why not).
     func xsdFormat() throws -> (format: XMLFormat, warning: String?)? {
-        guard let xsd else { return nil }
+        guard let xsd = xsdPath else { return nil }
         guard let data = FileManager.default.contents(atPath: xsd) else {
             throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")
         }
@@ -108,7 +114,7 @@ struct TargetOptions: ParsableArguments {
         if let line = validator {
             return try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: slots, fileExtension: fileExtension)
         }
-        if let xsd {
+        if let xsd = xsdPath {
             guard let data = FileManager.default.contents(atPath: xsd) else {
                 throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")
             }

@@ -51,7 +51,7 @@ struct CLIErrorTests {
         (["run", "--duration", "soon"], "is not a duration"),
         (["run", "--target", "/bin/true @@"], "--target needs --corpus"),
         (["run", "--schema", "x.ksy"], "need --target"),
-        (["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--xsd", "Corpus/schemas/notes.xsd"], "--xsd needs --format xml"),
+        (["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--xsd", "Corpus/schemas/notes.xsd"], "needs --format xml"),
         (["run", "--memory-limit", "lots"], "is not a size"),
         (["run", "--runs", "0"], "--runs must be positive"),
         (["run", "--format", "nope"], "unknown format"),

@@ -118,6 +118,14 @@ struct FriendListExampleTests {
         }
     }
 
+    @Test("the catalogue points a $class at an object that is not a class description, and the validator sees it")
+    func classNotAClass() throws {
+        let format = FriendListFormat()
+        let mutations = format.catalogue(of: seed).filter { $0.name.hasSuffix(".$class=not-a-class") }
+        #expect(!mutations.isEmpty)
+        for mutation in mutations { #expect(!format.validator.validate(mutation.bytes).isValid, "\(mutation.name)") }
+    }
+
     @Test("missing and empty files get not-found and empty from the hardened loader")
     func missingAndEmpty() throws {
         #expect(throws: FriendListLoadError("not-found", "/nonexistent/friends does not exist")) {

@@ -31,7 +31,7 @@ struct KeyedArchiveTests {
         #expect(try PropertyListSerialization.propertyList(from: Data(seed), format: nil) is [String: Any])
         let mutations = format.catalogue(of: seed)
         let names = Set(mutations.map(\.name))
-        for expected in ["trailer.offsetIntSize=0", "trailer.numObjects=+1", "trailer.topObject=max", "trailer.offsetTableOffset=max", "offsets[0]+1", "uid[10]=out-of-range"] {
+        for expected in ["trailer.offsetIntSize=0", "trailer.numObjects=+1", "trailer.topObject=max", "trailer.offsetTableOffset=max", "offsets[0]+1", "uid[10]=out-of-range", "objects[1].length+1"] {
             #expect(names.contains(expected), "\(expected) missing from \(names.sorted())")
         }
         let invalid = mutations.filter { !format.validator.validate($0.bytes).isValid }

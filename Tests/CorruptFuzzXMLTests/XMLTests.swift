@@ -127,7 +127,7 @@ struct XMLFormatTests {
         let catalogue = XMLFormat().catalogue(of: seed)
         #expect(catalogue.map(\.name) == [
             "billion-laughs", "quadratic-blowup", "external-entity-file", "external-dtd", "nesting-10000", "nesting-100000",
-            "huge-text", "attributes-100000",
+            "huge-text", "huge-attribute-100MB", "attributes-100000",
         ])
         let clock = ContinuousClock()
         for mutation in catalogue {
