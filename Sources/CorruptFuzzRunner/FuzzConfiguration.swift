@@ -15,6 +15,9 @@ public struct FuzzConfiguration: Sendable {
     public var limits = ProcessExecutor.Limits()
     /// Inputs never grow beyond this many bytes.
     public var maxInputLength: Int = 1 << 20
+    /// Catalogue entries larger than this are left out (the hostile XML catalogue has an 8 MB
+    /// text node and a 100 MB attribute).
+    public var maxCatalogueInputLength: Int = 128 << 20
     /// Havoc stacks up to this many mutations on one input (a power of two).
     public var maxStackedMutations: Int = 8
     /// Files up to this size are truncated at every length; larger ones at sampled lengths.

@@ -57,7 +57,8 @@ public struct InputSchedule: Sendable {
             var seen: Set<Int> = []
             for seed in seeds {
                 let catalogue = traps.map { structure.catalogue(of: seed.bytes, traps: $0) } ?? structure.catalogue(of: seed.bytes)
-                for mutation in catalogue where seen.insert(mutation.bytes.hashValue).inserted {
+                for mutation in catalogue where mutation.bytes.count <= configuration.maxCatalogueInputLength
+                    && seen.insert(mutation.bytes.hashValue).inserted {
                     fixed.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
             }

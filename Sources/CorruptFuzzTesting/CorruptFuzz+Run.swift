@@ -29,6 +29,8 @@ func runCheck<Value>(
         timeoutMilliseconds: Int(options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000),
         memoryLimit: options.memoryLimit)
     configuration.minimizeMaxSeconds = 5
+    // A test run stays quick: the 100 MB entries of the hostile catalogue are for the CLI.
+    configuration.maxCatalogueInputLength = 16 << 20
 
     var seedFiles = seeds.enumerated().map { Seed(name: "seed-\($0.offset)", bytes: [UInt8]($0.element)) }
     if seedFiles.isEmpty {

@@ -32,11 +32,16 @@ public enum XMLReader {
                 i = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
                 var quote: UInt8 = 0, attributes = 0
                 while i < n {
+                    if quote != 0 {
+                        // Inside a quoted value: jump to its closing quote.
+                        guard let end = memchr(base + i, Int32(quote), n - i) else { return nil }
+                        i = base.distance(to: end.assumingMemoryBound(to: UInt8.self)) + 1
+                        quote = 0
+                        continue
+                    }
                     let byte = base[i]
                     i += 1
-                    if quote != 0 {
-                        if byte == quote { quote = 0 }
-                    } else if byte == UInt8(ascii: ">") {
+                    if byte == UInt8(ascii: ">") {
                         break
                     } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                         quote = byte
