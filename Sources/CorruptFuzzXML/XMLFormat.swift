@@ -36,6 +36,9 @@ public struct XMLFormat: FuzzFormat {
             do throws(XMLProblem) {
                 _ = try XMLReader.read(bytes)
                 return .valid
+            } catch where error.limitExceeded {
+                // Well-formed as far as we know, but beyond what the safe reader reads.
+                return .undecided("beyond the safe reader's limits: \(error.description)")
             } catch {
                 return .invalid(reason: "corrupt", message: error.description)
             }

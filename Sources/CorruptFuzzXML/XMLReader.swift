@@ -55,7 +55,7 @@ public enum XMLReader {
         }
         if let offset = tooMany {
             let line = 1 + bytes[..<offset].lazy.filter { $0 == 0x0A }.count
-            throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes")
+            throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes", limitExceeded: true)
         }
     }
 
@@ -90,7 +90,10 @@ public enum XMLReader {
         let message = error.pointee.message.map { String(cString: $0) }?.trimmingTrailingNewlines() ?? "error \(error.pointee.code)"
         // The message names the document's own tags; the error code is the broken rule, so
         // one bug keeps one signature whatever the tag (see Normalize.message).
-        return XMLProblem(line: Int(error.pointee.line), path: nil, message: message + " [rule: libxml2 error \(error.pointee.code)]")
+        // libxml2's own limits (lifted by XML_PARSE_HUGE) are not rules of XML.
+        let limit = ["XML_PARSE_HUGE", "huge text node", "length too long", "Huge input lookup"].contains { message.contains($0) }
+        return XMLProblem(
+            line: Int(error.pointee.line), path: nil, message: message + " [rule: libxml2 error \(error.pointee.code)]", limitExceeded: limit)
     }
 
     static func element(_ node: xmlNodePtr) -> XMLTree.Element {

@@ -50,6 +50,16 @@ public struct XMLProblem: Error, Sendable, Hashable, CustomStringConvertible {
     /// `/notes/note[2]`, when libxml2 names the node.
     public var path: String?
     public var message: String
+    /// Whether the document broke one of the safe reader's limits (depth, text or attribute
+    /// size, attribute count) rather than a rule of XML: well-formed, but too costly to read.
+    public var limitExceeded: Bool
+
+    public init(line: Int, path: String?, message: String, limitExceeded: Bool = false) {
+        self.line = line
+        self.path = path
+        self.message = message
+        self.limitExceeded = limitExceeded
+    }
 
     public var description: String {
         "line \(line)" + (path.map { " \($0)" } ?? "") + ": \(message)"
