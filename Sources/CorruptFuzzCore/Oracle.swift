@@ -93,7 +93,7 @@ extension Oracle {
         }
         guard let traps else { return nil }
         let token = Array(traps.canaryToken.utf8)
-        for (stream, bytes) in [("output", execution.stdout), ("error output", execution.stderr)] where contains(bytes, token) {
+        for (stream, bytes) in [("output", execution.stdout), ("error output", execution.stderr)] where Self.occurs(token, in: bytes) {
             return ("read a local file through an external entity",
                     "the content of \(traps.canaryPath), named by an external entity, appears in the loader's \(stream)")
         }
@@ -101,7 +101,7 @@ extension Oracle {
     }
 
     /// Whether `needle` occurs in `haystack`.
-    public func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    public static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
         let first = needle[0]
         var i = 0

@@ -253,7 +253,7 @@ public final class Campaign: @unchecked Sendable {
         var fetched: [String] = []
         if let trapsHost, let before, let bytes = input.bytes {
             fetched = OutsideTrapsHost.fetched(before: before, after: trapsHost.requestCounts()).filter { url in
-                Oracle().contains(bytes, Array(url.split(separator: "/").suffix(2).joined(separator: "/").utf8))
+                Oracle.occurs(Array(url.utf8), in: bytes)
             }
         }
         let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
