@@ -186,7 +186,13 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     memset(&usage, 0, sizeof usage);
     while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {}
     if (pidfd >= 0) close(pidfd);
-    r->max_rss_kb = usage.ru_maxrss;
+    // The child was vforked: at exec, Linux folds the high-water RSS of the address space it
+    // left (ours) into its own maxrss. A peak that is not above our own is ours, not the
+    // target's, so it is reported as unknown (0).
+    struct rusage self_usage;
+    memset(&self_usage, 0, sizeof self_usage);
+    getrusage(RUSAGE_SELF, &self_usage);
+    r->max_rss_kb = usage.ru_maxrss > self_usage.ru_maxrss ? usage.ru_maxrss : 0;
 
     // Collect the rest of the output. Everything in the group is dead now, so EOF comes at once
     // unless a grandchild escaped into its own session; bound the wait for that case.

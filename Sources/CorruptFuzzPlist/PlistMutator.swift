@@ -23,7 +23,9 @@ public struct PlistMutator: Sendable {
             guard let plist = try? XMLPlistReader.read(bytes) else { return [] }
             var rng = FuzzRNG(seed: 1)
             let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: false)
-            return [asBinary(plist)] + pending.compactMap { applyXML($0, to: plist) }
+            let step = max(1, (pending.count + Self.catalogueGraphLimit - 1) / Self.catalogueGraphLimit)
+            let limit = max(1 << 20, 8 * bytes.count)
+            return [asBinary(plist)] + stride(from: 0, to: pending.count, by: step).compactMap { applyXML(pending[$0], to: plist, maxBytes: limit) }
         }
         guard let plist = try? BinaryPlistReader.read(bytes) else { return [] }
         return layoutMutations(bytes, plist) + graphMutations(plist)
@@ -106,10 +108,10 @@ public struct PlistMutator: Sendable {
     }
 
     /// The change written as XML, or nil when the changed graph has no XML form or is too large.
-    func applyXML(_ pending: PendingChange, to plist: BinaryPlist) -> StructuredMutation? {
+    func applyXML(_ pending: PendingChange, to plist: BinaryPlist, maxBytes: Int = maxXMLBytes) -> StructuredMutation? {
         var copy = plist
         pending.change(&copy)
-        guard let bytes = try? XMLPlistWriter.write(copy, maxBytes: Self.maxXMLBytes) else { return nil }
+        guard let bytes = try? XMLPlistWriter.write(copy, maxBytes: maxBytes) else { return nil }
         return StructuredMutation(bytes: bytes, name: pending.name)
     }
 
@@ -194,9 +196,17 @@ public struct PlistMutator: Sendable {
         return out
     }
 
+    /// The most graph corruptions one seed's catalogue writes out: each is a full copy of the
+    /// file, and a seed of thousands of objects has thousands of them (havoc draws from all).
+    static let catalogueGraphLimit = 96
+
+    /// The catalogue's graph corruptions: all of them for a small file, an even sample for a
+    /// large one.
     func graphMutations(_ plist: BinaryPlist) -> [StructuredMutation] {
         var rng = FuzzRNG(seed: 1)
-        return graphMutations(plist, rng: &rng, includeHuge: false)
+        let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: false)
+        let step = max(1, (pending.count + Self.catalogueGraphLimit - 1) / Self.catalogueGraphLimit)
+        return stride(from: 0, to: pending.count, by: step).map { apply(pending[$0], to: plist) }
     }
 }
 

@@ -84,9 +84,11 @@ public struct InputSchedule: Sendable {
         return lengths.sorted()
     }
 
-    /// Adds an input whose behaviour was new, so havoc mutates it further.
+    /// Adds an input whose behaviour was new, so havoc mutates it further. Inputs over
+    /// `maxInputLength` (a 100 MB catalogue entry, a structured mutation's 1 MB string) run but
+    /// are not kept: mutations stacked on them would grow the pool without bound.
     public mutating func addToPool(_ input: TestInput) {
-        guard input.bytes != nil else { return }
+        guard let bytes = input.bytes, bytes.count <= configuration.maxInputLength else { return }
         if pool.count < maxPool {
             pool.append(input)
         } else {
@@ -106,7 +108,8 @@ public struct InputSchedule: Sendable {
     private mutating func havoc() -> TestInput {
         if let structure, rng.oneIn(2) {
             let parent = pool[rng.below(pool.count)]
-            if let bytes = parent.bytes, let mutation = structure.mutate(bytes, using: &rng) {
+            if let bytes = parent.bytes, let mutation = structure.mutate(bytes, using: &rng),
+               mutation.bytes.count <= 4 * configuration.maxInputLength {
                 var mutations = parent.mutations + [mutation.name]
                 if mutations.count > 24 { mutations = ["…"] + mutations.suffix(23) }
                 return TestInput(bytes: mutation.bytes, mutations: mutations, seedName: parent.seedName, expectation: mutation.expectation)

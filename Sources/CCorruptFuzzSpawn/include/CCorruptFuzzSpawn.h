@@ -27,7 +27,7 @@ typedef struct {
 typedef struct {
     cf_end end;
     int code;
-    int64_t max_rss_kb;   ///< peak resident set size of the child (getrusage)
+    int64_t max_rss_kb;   ///< peak resident set size of the child (getrusage); 0 when unknown
     int64_t elapsed_us;
     cf_capture out;
     cf_capture err;
