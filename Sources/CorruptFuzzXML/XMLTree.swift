@@ -1,4 +1,4 @@
-import CLibXML2
+internal import CLibXML2
 
 /// An XML document as a tree of Swift values: what corrupt-fuzz reads seeds into, mutates and
 /// writes back.
