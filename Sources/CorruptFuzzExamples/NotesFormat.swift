@@ -6,8 +6,8 @@ import NotesLoaders
 /// catalogue (with the campaign's canary file and loopback listener), judged by a reference
 /// validator.
 ///
-/// The validator's checks, in order, with the reason each failure gets: no bytes → `empty`; not
-/// well-formed (read safely: no entities, no DTD, no network, libxml2's limits) → `corrupt`; a
+/// The validator's checks, in order, with the reason each failure gets: no bytes → `empty`; over
+/// 16 MiB → `corrupt` (no notes document is that large); not well-formed (read safely: no entities, no DTD, no network, libxml2's limits) → `corrupt`; a
 /// DOCTYPE → `corrupt` (a notes document has none: that is where bombs and external entities
 /// live); a root other than `<notes>` → `corrupt`; `version` missing or not a positive integer
 /// → `corrupt`, above 1 → `unsupported-version` (before the schema, which only knows version
@@ -43,6 +43,9 @@ public struct NotesFormat: FuzzFormat {
     /// What is wrong with a notes document: the reason word and the message.
     public static func validate(_ bytes: [UInt8]) -> (reason: String, message: String)? {
         if bytes.isEmpty { return ("empty", "the file is empty") }
+        if bytes.count > HardenedNotesLoader.maxFileSize {
+            return ("corrupt", "\(bytes.count) bytes is more than a notes document's \(HardenedNotesLoader.maxFileSize)")
+        }
         let document: (tree: XMLTree, doctype: String?)
         do throws(XMLProblem) {
             document = try XMLReader.readDocument(bytes)

@@ -9,10 +9,7 @@ guard CommandLine.arguments.count == 2 else {
 }
 let path = CommandLine.arguments[1]
 do throws(NotesLoadError) {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw NotesLoadError(FileManager.default.fileExists(atPath: path) ? "unreadable" : "not-found", "cannot read \(path)")
-    }
-    for note in try HardenedNotesLoader.load([UInt8](data)) { print(note.digest) }
+    for note in try HardenedNotesLoader.load(path: path) { print(note.digest) }
 } catch {
     FileHandle.standardError.write(Data("reason: \(error.reason)\n\(error.message)\n".utf8))
     exit(1)

@@ -1,4 +1,5 @@
 import CorruptFuzzXML
+import Foundation
 
 /// The notes document loaded safely: corrupt-fuzz's safe libxml2 layer (no entity
 /// substitution, no DTD loading, no network, libxml2's depth and size limits on), no DOCTYPE
@@ -7,6 +8,8 @@ import CorruptFuzzXML
 public enum HardenedNotesLoader {
     /// The version this build reads; a newer one is `unsupported-version`.
     public static let currentVersion = 1
+    /// No notes document is larger: a bigger file is refused before it is read.
+    public static let maxFileSize = 16 << 20
 
     static let schema: XMLSchemaValidator = {
         do {
@@ -16,8 +19,21 @@ public enum HardenedNotesLoader {
         }
     }()
 
+    /// Loads the file at `path`, refusing one over ``maxFileSize`` before reading it.
+    public static func load(path: String) throws(NotesLoadError) -> [Note] {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            throw NotesLoadError("not-found", "\(path) does not exist")
+        }
+        if let size = attributes[.size] as? Int, size > maxFileSize {
+            throw NotesLoadError("corrupt", "\(size) bytes is more than a notes document's \(maxFileSize)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw NotesLoadError("unreadable", "cannot read \(path)") }
+        return try load([UInt8](data))
+    }
+
     public static func load(_ bytes: [UInt8]) throws(NotesLoadError) -> [Note] {
         if bytes.isEmpty { throw NotesLoadError("empty", "the file is empty") }
+        if bytes.count > maxFileSize { throw NotesLoadError("corrupt", "\(bytes.count) bytes is more than a notes document's \(maxFileSize)") }
         let tree: XMLTree
         let doctype: String?
         do {
