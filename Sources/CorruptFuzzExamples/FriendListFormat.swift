@@ -207,13 +207,7 @@ extension FriendListFormat {
         return nil
     }
 
-    static func string(_ object: BinaryPlist.Object) -> String? {
-        switch object {
-        case .ascii(let b, _): String(decoding: b, as: UTF8.self)
-        case .utf16(let u, _): String(decoding: u, as: UTF16.self)
-        default: nil
-        }
-    }
+    static func string(_ object: BinaryPlist.Object) -> String? { KeyedArchiveChecker.string(object) }
 
     /// A keyed archive's object graph, read through UIDs.
     struct Graph {

@@ -45,7 +45,8 @@ public enum KeyedArchiveChecker {
         return nil
     }
 
-    static func string(_ object: BinaryPlist.Object) -> String? {
+    /// The text of a string object (ASCII or UTF-16), or nil for any other object.
+    public static func string(_ object: BinaryPlist.Object) -> String? {
         switch object {
         case .ascii(let b, _): String(decoding: b, as: UTF8.self)
         case .utf16(let u, _): String(decoding: u, as: UTF16.self)

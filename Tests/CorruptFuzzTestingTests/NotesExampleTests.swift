@@ -46,4 +46,11 @@ struct NotesLoaderTests {
             #expect(notes.count == bytes.split(separator: UInt8(ascii: "<")).filter { $0.starts(with: Array("note ".utf8)) }.count)
         }
     }
+
+    @Test("the schema the loaders embed is Corpus/schemas/notes.xsd")
+    func embeddedSchema() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Corpus/schemas/notes.xsd").path
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == notesSchema)
+    }
 }
