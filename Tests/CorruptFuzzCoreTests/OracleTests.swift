@@ -69,6 +69,8 @@ struct OracleTests {
         #expect(oracle.judge(file, execution: leak, verdict: .valid)?.kind == .xxe)
         let inError = Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil), stderr: Array("bad corrupt-fuzz-canary-abc".utf8))
         #expect(oracle.judge(file, execution: inError, verdict: nil)?.signature == "read a local file through an external entity")
+        let echo = TestInput(bytes: Array("corrupt-fuzz-canary-abc".utf8), seedName: "a.xml")
+        #expect(oracle.judge(echo, execution: leak, verdict: nil) == nil, "an input that holds the token itself is echoed, not leaked")
         let clean = Execution(outcome: .accepted(digest: ""), stdout: Array("corrupt-fuzz-canary-ab".utf8))
         #expect(oracle.judge(file, execution: clean, verdict: .valid) == nil)
         let fetched = oracle.judge(file, execution: Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)),
