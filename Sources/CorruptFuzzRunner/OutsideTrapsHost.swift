@@ -23,7 +23,10 @@ public final class OutsideTrapsHost: @unchecked Sendable {
     /// - Throws: ``CorruptFuzzError`` when the canary cannot be written.
     public init() throws(CorruptFuzzError) {
         let token = "corrupt-fuzz-canary-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent(token)
+        // The folder's name and the URLs must not hold the token: documents name them, and a
+        // token the input holds does not count as a leak.
+        let id = "corrupt-fuzz-traps-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(id)
         let canary = folder.appendingPathComponent("secret.txt")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -35,8 +38,8 @@ public final class OutsideTrapsHost: @unchecked Sendable {
         var dtd: String?, entity: String?
         if listener >= 0, let port = Self.port(of: listener) {
             origin = "http://127.0.0.1:\(port)"
-            dtd = "http://127.0.0.1:\(port)/\(token)/external.dtd"
-            entity = "http://127.0.0.1:\(port)/\(token)/entity.txt"
+            dtd = "http://127.0.0.1:\(port)/\(id)/external.dtd"
+            entity = "http://127.0.0.1:\(port)/\(id)/entity.txt"
         } else {
             origin = nil
         }
