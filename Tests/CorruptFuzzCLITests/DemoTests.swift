@@ -7,7 +7,7 @@ struct DemoTests {
     func demo() throws {
         let reports = try temporaryFolder("demo")
         defer { try? FileManager.default.removeItem(at: reports) }
-        let result = try corruptFuzz(["run", "--duration", "10s", "--reports", reports.path])
+        let result = try corruptFuzz(["run", "--duration", "12s", "--reports", reports.path])
         #expect(result.status == 1, "stderr: \(result.stderr)")
         #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
 
