@@ -5,8 +5,11 @@
 // call async-signal-safe functions, and because this is the fuzzing loop's hot path.
 #include "CCorruptFuzzSpawn.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +21,120 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+// MARK: - Children we started, and the ones that escaped
+
+// Every process cf_run and cf_worker_spawn start is registered here until it is reaped, so a
+// sweep can tell our own children from descendants that were re-parented to us. The lock is
+// held from before vfork until the pid is registered: a sweep on another thread never sees a
+// child of ours that is not registered yet.
+static pthread_mutex_t children_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t *children = NULL;
+static size_t children_count = 0, children_cap = 0;
+static int subreaper = 0;
+
+static void register_child_locked(pid_t pid) {
+    if (children_count == children_cap) {
+        size_t cap = children_cap ? children_cap * 2 : 64;
+        pid_t *grown = realloc(children, cap * sizeof *grown);
+        if (!grown) return;  // the child then looks like an escapee only if we become a subreaper
+        children = grown;
+        children_cap = cap;
+    }
+    children[children_count++] = pid;
+}
+
+static int is_child_locked(pid_t pid) {
+    for (size_t i = 0; i < children_count; i++)
+        if (children[i] == pid) return 1;
+    return 0;
+}
+
+void cf_forget_child(int pid) {
+    pthread_mutex_lock(&children_lock);
+    for (size_t i = 0; i < children_count; i++) {
+        if (children[i] == (pid_t)pid) {
+            children[i] = children[--children_count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&children_lock);
+}
+
+int cf_become_subreaper(void) {
+#if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0) {
+        subreaper = 1;
+        return 0;
+    }
+    return -1;
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+#ifdef __linux__
+/// The parent pid in /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold spaces and
+/// parentheses, so the fields are read after the last ')').
+static pid_t parent_of(pid_t pid, char *state_out) {
+    char path[64], buffer[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buffer, sizeof buffer - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buffer[n] = 0;
+    char *close_paren = strrchr(buffer, ')');
+    if (!close_paren) return -1;
+    char state = 0;
+    int ppid = -1;
+    if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return -1;
+    *state_out = state;
+    return (pid_t)ppid;
+}
+#endif
+
+int cf_reap_escapees(void) {
+#ifdef __linux__
+    if (!subreaper) return 0;
+    pid_t self = getpid();
+    int found = 0;
+    pthread_mutex_lock(&children_lock);
+    DIR *proc = opendir("/proc");
+    if (proc) {
+        struct dirent *entry;
+        while ((entry = readdir(proc)) != NULL) {
+            char *end;
+            long pid = strtol(entry->d_name, &end, 10);
+            if (*end != 0 || pid <= 0 || pid == self) continue;
+            char state = 0;
+            if (parent_of((pid_t)pid, &state) != self || is_child_locked((pid_t)pid)) continue;
+            // A descendant of a target that outlived it (a daemon, `setsid cmd &`), or its
+            // zombie: kill it with its group, and reap it.
+            kill(-(pid_t)pid, SIGKILL);
+            kill((pid_t)pid, SIGKILL);
+            int status;
+            for (int tries = 0; tries < 200; tries++) {
+                pid_t r = waitpid((pid_t)pid, &status, WNOHANG);
+                if (r == (pid_t)pid || (r < 0 && errno != EINTR)) break;
+                struct timespec pause = {0, 1000000};
+                nanosleep(&pause, NULL);
+            }
+            if (state != 'Z') found++;  // a zombie was already dead: reaped, not counted
+        }
+        closedir(proc);
+    }
+    pthread_mutex_unlock(&children_lock);
+    return found;
+#else
+    return 0;
+#endif
+}
 
 static int64_t now_us(void) {
     struct timespec ts;
@@ -113,6 +230,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int64_t start = now_us();
+    pthread_mutex_lock(&children_lock);
     pid_t pid = vfork();
     if (pid == 0) {
         prepare_child(memory_limit);
@@ -126,6 +244,8 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
         _exit(127);
     }
     int fork_errno = errno;
+    if (pid > 0) register_child_locked(pid);
+    pthread_mutex_unlock(&children_lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(out_pipe[1]);
     close(err_pipe[1]);
@@ -139,6 +259,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     if (child_errno != 0) {
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        cf_forget_child(pid);
         close(out_pipe[0]); close(err_pipe[0]);
         r->end = CF_SPAWN_FAILED;
         r->code = child_errno;
@@ -185,6 +306,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     int status = 0;
     memset(&usage, 0, sizeof usage);
     while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {}
+    cf_forget_child(pid);
     if (pidfd >= 0) close(pidfd);
     // The child was vforked: at exec, Linux folds the high-water RSS of the address space it
     // left (ours) into its own maxrss. A peak that is not above our own is ours, not the
@@ -233,6 +355,7 @@ int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], in
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_mutex_lock(&children_lock);
     pid_t pid = vfork();
     if (pid == 0) {
         prepare_child(memory_limit);
@@ -246,12 +369,15 @@ int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], in
         _exit(127);
     }
     int saved = errno;
+    if (pid > 0) register_child_locked(pid);
+    pthread_mutex_unlock(&children_lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) { errno = saved; return -1; }
     setpgid(pid, pid);
     if (child_errno != 0) {
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        cf_forget_child(pid);
         errno = child_errno;
         return -1;
     }

@@ -16,16 +16,35 @@ public enum CrashSignature {
     }
 
     /// The top frames of the crashing thread in `stderr`, runtime frames skipped.
-    public static func frames(in stderr: String) -> [String] {
+    ///
+    /// With `site`, the top frame also names the trap site: its source line when the backtrace
+    /// has one (`loadHabits(_:) at main.swift:9`), else its offset in the function
+    /// (`loadHabits(_:) + 59`). An optimized build traps without a runtime message, so two
+    /// unrelated out-of-range reads in one function differ only there; callers ask for the site
+    /// when ``message(in:)`` found nothing.
+    public static func frames(in stderr: String, site: Bool = false) -> [String] {
         var frames: [String] = []
         var inCrashedThread = false
+        var topSite: String?
+        /// The first frame that is not inlined holds the crashing instruction: its offset
+        /// names the trap site when the top frame, inlined, has neither a line nor an offset.
+        var physical: Frame?
         for line in stderr.split(separator: "\n", omittingEmptySubsequences: true) {
             if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
             if line.hasPrefix("Thread "), inCrashedThread, !frames.isEmpty { break }
-            if let symbol = swiftBacktraceSymbol(line) ?? sanitizerSymbol(line) {
-                if isRuntimeFrame(symbol) { continue }
-                frames.append(symbol)
+            if let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) {
+                if physical == nil, !frame.inlined { physical = frame }
+                if isRuntimeFrame(frame.symbol) { continue }
+                if frames.isEmpty { topSite = frame.site }
+                frames.append(frame.symbol)
                 if frames.count == frameCount { break }
+            }
+        }
+        if site, !frames.isEmpty {
+            if let topSite, !topSite.isEmpty {
+                frames[0] += topSite
+            } else if let physical, let offset = physical.offset {
+                frames[0] += " [\(physical.symbol) + \(offset)]"
             }
         }
         return frames
@@ -33,7 +52,15 @@ public enum CrashSignature {
 
     /// The runtime's own explanation of the crash, if it printed one.
     public static func message(in stderr: String) -> String? {
+        var inlinedFailure: String?
         for line in stderr.split(separator: "\n") {
+            // An optimized build with debug info names the check in an inlined frame:
+            // "0 [inlined] [system] 0x… Swift runtime failure: arithmetic overflow in loader at …".
+            if inlinedFailure == nil, let range = line.firstRange(of: "Swift runtime failure: ") {
+                let rest = line[range.upperBound...]
+                let text = rest.firstRange(of: " in ").map { rest[..<$0.lowerBound] } ?? rest
+                if !text.isEmpty { inlinedFailure = String(text.trimmingSpaces().prefix(160)) }
+            }
             if let range = line.firstRange(of: "Fatal error: ") {
                 let text = line[range.upperBound...].trimmingSpaces()
                 return text.isEmpty ? "Fatal error" : String(text.prefix(160))
@@ -47,33 +74,66 @@ public enum CrashSignature {
                 return String(line.prefix(160))
             }
         }
-        return nil
+        return inlinedFailure
     }
 
     // MARK: - Frame formats
 
-    private static func swiftBacktraceSymbol(_ line: Substring) -> String? {
+    /// A frame's function and where in it the crash happened (` at FILE:LINE` or ` + OFFSET`).
+    struct Frame {
+        var symbol: String
+        var site: String
+        /// An inlined frame shares its instruction with the frame below it.
+        var inlined = false
+        /// The instruction's offset in the function, when the backtrace gives one.
+        var offset: Substring?
+    }
+
+    private static func swiftBacktraceFrame(_ line: Substring) -> Frame? {
         // "  3 [ra] [inlined] 0x000055707349f014 main + 179 in fd at /tmp/exp/f.swift:3:8"
         var rest = line.trimmingSpaces()
         guard let first = rest.first, first.isNumber else { return nil }
         rest = rest.drop(while: \.isNumber).trimmingSpaces()
+        var inlined = false
         while rest.hasPrefix("[") {
             guard let close = rest.firstIndex(of: "]") else { return nil }
+            if rest[..<close] == "[inlined" { inlined = true }
             rest = rest[rest.index(after: close)...].trimmingSpaces()
         }
         guard rest.hasPrefix("0x") else { return nil }
         rest = rest.drop(while: { !$0.isWhitespace }).trimmingSpaces()
-        guard let plus = rest.firstRange(of: " + ") ?? rest.firstRange(of: " in ") else { return nil }
-        let symbol = rest[..<plus.lowerBound].trimmingSpaces()
-        return symbol.isEmpty || symbol.hasPrefix("<") ? nil : String(symbol)
+        guard let end = rest.firstRange(of: " + ") ?? rest.firstRange(of: " in ") else { return nil }
+        let symbol = rest[..<end.lowerBound].trimmingSpaces()
+        guard !symbol.isEmpty, !symbol.hasPrefix("<") else { return nil }
+        var offset: Substring?
+        if rest[end.lowerBound...].hasPrefix(" + ") {
+            let digits = rest[end.upperBound...].prefix(while: \.isNumber)
+            if !digits.isEmpty { offset = digits }
+        }
+        var site = offset.map { " + " + $0 } ?? ""
+        if let at = rest.ranges(of: " at ").last, let file = sourceLine(rest[at.upperBound...]) {
+            site = " at " + file
+        }
+        return Frame(symbol: String(symbol), site: site, inlined: inlined, offset: offset)
     }
 
-    private static func sanitizerSymbol(_ line: Substring) -> String? {
+    /// `main.swift:9` from `/tmp/x/main.swift:9:25`; nil for `//<compiler-generated>`.
+    private static func sourceLine(_ location: Substring) -> String? {
+        let path = location.trimmingSpaces()
+        guard !path.contains("<"), let name = path.split(separator: "/").last else { return nil }
+        let parts = name.split(separator: ":")
+        guard parts.count >= 2, Int(parts[1]) != nil else { return nil }
+        return "\(parts[0]):\(parts[1])"
+    }
+
+    private static func sanitizerFrame(_ line: Substring) -> Frame? {
         // "    #0 0x4f1b2c in parse_header /src/loader.c:12:3"
         let rest = line.trimmingSpaces()
         guard rest.hasPrefix("#"), let inRange = rest.firstRange(of: " in ") else { return nil }
         let symbol = rest[inRange.upperBound...].prefix(while: { $0 != " " })
-        return symbol.isEmpty ? nil : String(symbol)
+        guard !symbol.isEmpty else { return nil }
+        let after = rest[inRange.upperBound...].dropFirst(symbol.count).trimmingSpaces()
+        return Frame(symbol: String(symbol), site: sourceLine(after).map { " at " + $0 } ?? "")
     }
 
     private static let runtimePrefixes = [
@@ -84,7 +144,7 @@ public enum CrashSignature {
         "preconditionFailure", "specialized Array.subscript", "Array.subscript",
         "specialized _ArrayBuffer", "_ArrayBuffer", "ContiguousArray", "_checkIndex",
         "Swift.Array", "Swift._ArrayBuffer", "Slice.subscript", "specialized Slice.subscript",
-        "_start", "main.cold",
+        "_start", "main.cold", "Swift runtime failure",
     ]
 
     private static let runtimeFragments = ["_checkIndex", "_checkSubscript", "_assertionFailure", "_fatalErrorMessage", "_precondition"]

@@ -17,6 +17,9 @@ public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comp
     /// by an external entity showed up in its output, or it fetched a URL the document named
     /// (an external DTD or entity, seen by a listener on 127.0.0.1).
     case xxe
+    /// The validator (not the loader) crashed, hung or could not run on an input: the input
+    /// stayed unlabeled, so the campaign could not judge the loader on it.
+    case validatorError = "validator-error"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -62,6 +62,8 @@ public struct Minimizer: Sendable {
         // Cheap first pass: cut the tail in halving steps, since truncations are common findings.
         var cut = current.count / 2
         while cut > 0, !current.isEmpty {
+            // After a successful cut, what is left may be shorter than the next cut.
+            cut = min(cut, current.count)
             let candidate = Array(current.prefix(current.count - cut))
             switch check(candidate) {
             case true?: current = candidate

@@ -42,6 +42,8 @@ public struct Oracle: Sendable {
             }
         } else if case .undecided? = verdict {
             label = nil
+        } else if case .error? = verdict {
+            label = nil
         } else {
             label = verdict
         }
@@ -51,13 +53,26 @@ public struct Oracle: Sendable {
         if let leak = outsideReach(execution, input: input.bytes ?? [], fetched: fetched) {
             return finding(.xxe, leak.signature, leak.detail)
         }
-        switch execution.outcome {
+        if let loaderFinding = judgeLoader(execution.outcome, label: label, finding) { return loaderFinding }
+        if case .error(let signature, let detail)? = verdict {
+            // The loader did nothing wrong that a label could show, and the validator failed:
+            // a problem of the validator, reported as such.
+            return finding(.validatorError, "validator " + Normalize.message(signature), "the validator failed on this input: \(detail)")
+        }
+        return nil
+    }
+
+    /// The loader's finding for `outcome` under `label`, if it misbehaved.
+    private func judgeLoader(
+        _ outcome: Outcome, label: Verdict?, _ finding: (FindingKind, String, String) -> Finding
+    ) -> Finding? {
+        switch outcome {
         case .crashed(let signal, let frames, let message):
-            return finding(.crash, CrashSignature.make(signal: signal, frames: frames, message: message), execution.outcome.summary)
+            return finding(.crash, CrashSignature.make(signal: signal, frames: frames, message: message), outcome.summary)
         case .hung(let ms):
             return finding(.hang, "no exit within the timeout", "no exit within \(ms) ms")
         case .outOfMemory(_, let message):
-            return finding(.oom, "over the memory limit", message ?? execution.outcome.summary)
+            return finding(.oom, "over the memory limit", message ?? outcome.summary)
         case .acceptedInvalid(let message):
             return finding(.silentAcceptance, "value: " + Normalize.message(message), "accepted, but the loaded value is invalid: \(message)")
         case .accepted:
@@ -66,7 +81,7 @@ public struct Oracle: Sendable {
             return finding(.silentAcceptance, signature + Normalize.message(message), "accepted, but the validator says: \(message)")
         case .rejected(let reason, _, let message):
             switch label {
-            case nil, .undecided?:
+            case nil, .undecided?, .error?:
                 return nil
             case .valid?:
                 let said = reason ?? "no reason"
@@ -118,8 +133,11 @@ extension Oracle {
 
 /// Makes messages comparable across inputs by replacing the numbers in them.
 public enum Normalize {
-    /// Replaces each run of digits (and each hex literal) with `#`, so that
-    /// `habits[2].dates.count: 99` and `habits[0].dates.count: 7` share a signature.
+    /// Replaces each number with `#`, so that `habits[2].dates.count: 99` and
+    /// `habits[0].dates.count: 7` share a signature. A number is a run of digits, a hex literal
+    /// (`0x1F`), or a word of hex digits that holds a digit (`1f0eea31`, each part of a UUID):
+    /// `checksum mismatch: stored 1f0eea31, computed e5d3d09a` reads
+    /// `checksum mismatch: stored #, computed #` whatever the checksums were.
     ///
     /// A message that ends with ` [rule: NAME]` is judged by NAME alone: validators whose
     /// messages quote the document (a tag name, a value) name the broken rule that way, e.g.
@@ -128,21 +146,46 @@ public enum Normalize {
         if text.hasSuffix("]"), let range = text.ranges(of: " [rule: ").last {
             return String(text[range.upperBound...].dropLast().prefix(200))
         }
-        var out = ""
-        out.reserveCapacity(text.count)
-        var chars = Array(text.unicodeScalars)[...]
-        while let c = chars.first {
-            if c == "0", chars.dropFirst().first == "x" || chars.dropFirst().first == "X" {
-                chars = chars.dropFirst(2).drop { $0.properties.isASCIIHexDigit }
-                out += "#"
-            } else if c.properties.numericType != nil, c.isASCII {
-                chars = chars.drop { $0.isASCII && $0.properties.numericType != nil }
-                out += "#"
+        let bytes = Array(text.utf8.prefix(4096))
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            guard isAlphanumeric(bytes[i]) else {
+                out.append(bytes[i])
+                i += 1
+                continue
+            }
+            var end = i
+            while end < bytes.count, isAlphanumeric(bytes[end]) { end += 1 }
+            appendWord(bytes[i..<end], to: &out)
+            i = end
+        }
+        return String(String(decoding: out, as: UTF8.self).prefix(200))
+    }
+
+    /// One ASCII word: `#` if it is a number, else the word with its digit runs as `#`.
+    private static func appendWord(_ word: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let hash = UInt8(ascii: "#")
+        let hexLiteral = word.count > 2 && word.first == UInt8(ascii: "0")
+            && (word[word.startIndex + 1] | 0x20) == UInt8(ascii: "x") && word.dropFirst(2).allSatisfy(isHexDigit)
+        if hexLiteral || (word.allSatisfy(isHexDigit) && word.contains(where: isDigit)) {
+            out.append(hash)
+            return
+        }
+        var inDigits = false
+        for byte in word {
+            if isDigit(byte) {
+                if !inDigits { out.append(hash) }
+                inDigits = true
             } else {
-                out.unicodeScalars.append(c)
-                chars = chars.dropFirst()
+                out.append(byte)
+                inDigits = false
             }
         }
-        return String(out.prefix(200))
     }
+
+    private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+    private static func isHexDigit(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x66) }
+    private static func isAlphanumeric(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) }
 }

@@ -5,8 +5,13 @@ public enum Verdict: Sendable, Hashable {
     /// The input is invalid; `reason` is the reason word a loader should give, when known,
     /// and `message` says exactly what is wrong (`habits[2].dates.count: -1 is negative`).
     case invalid(reason: String?, message: String)
-    /// The validator could not decide (it crashed or timed out); the input gets no label.
+    /// The validator could not decide (the input is beyond what it can read safely, or a
+    /// resource it needs is unusable); the input gets no label.
     case undecided(String)
+    /// The validator itself failed on this input: it crashed, hung, ran out of memory or could
+    /// not be started. That is a problem of the validator, not a verdict: the input gets no
+    /// label, and the campaign reports a `validator-error` finding with this signature.
+    case error(signature: String, detail: String)
 
     public var isValid: Bool {
         if case .valid = self { return true }

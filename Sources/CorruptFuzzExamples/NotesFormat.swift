@@ -27,18 +27,16 @@ public struct NotesFormat: FuzzFormat {
     public var validator: any Validator {
         ClosureValidator(name: "notes reference validator") { bytes in
             guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
+            if case .failure(let problem) = Self.schema, !bytes.isEmpty {
+                return .undecided("the notes schema does not compile: \(problem)")
+            }
             guard let violation = Self.validate(bytes) else { return .valid }
             return .invalid(reason: violation.reason, message: violation.message)
         }
     }
 
-    static let schema: XMLSchemaValidator = {
-        do {
-            return try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd")
-        } catch {
-            fatalError("the bundled notes schema does not compile: \(error)")
-        }
-    }()
+    /// The compiled notes schema; a failure makes the validator undecided, never a trap.
+    static let schema = Result { () throws(XMLProblem) in try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd") }
 
     /// What is wrong with a notes document: the reason word and the message.
     public static func validate(_ bytes: [UInt8]) -> (reason: String, message: String)? {
@@ -60,7 +58,12 @@ public struct NotesFormat: FuzzFormat {
         if version > HardenedNotesLoader.currentVersion {
             return ("unsupported-version", "/notes/@version: \(version) is newer than \(HardenedNotesLoader.currentVersion)")
         }
-        if let problem = schema.problems(in: bytes).first { return ("corrupt", problem.description) }
+        switch schema {
+        case .success(let schema):
+            if let problem = schema.problems(in: bytes).first { return ("corrupt", problem.description) }
+        case .failure(let problem):
+            return ("corrupt", "the notes schema does not compile, so the document cannot be checked: \(problem)")
+        }
         var ids: Set<String> = []
         for case .element(let note) in root.children {
             guard let id = note.attributes.first(where: { $0.name == "id" })?.value else { continue }

@@ -25,10 +25,13 @@ public struct PlistMutator: Sendable {
             let pending = pendingGraphMutations(plist, rng: &rng, includeHuge: false)
             let step = max(1, (pending.count + Self.catalogueGraphLimit - 1) / Self.catalogueGraphLimit)
             let limit = max(1 << 20, 8 * bytes.count)
+            let ladder = Self.nestingLadder.filter { $0 <= 10_000 }.map { Self.nesting(depth: $0, name: "nesting-\($0)") }
             return [asBinary(plist)] + stride(from: 0, to: pending.count, by: step).compactMap { applyXML(pending[$0], to: plist, maxBytes: limit) }
+                + ladder.compactMap { applyXML($0, to: plist, maxBytes: 1 << 20) }
         }
         guard let plist = try? BinaryPlistReader.read(bytes) else { return [] }
         return layoutMutations(bytes, plist) + graphMutations(plist)
+            + Self.nestingLadder.map { apply(Self.nesting(depth: $0, name: "nesting-\($0)"), to: plist) }
     }
 
     /// One random corruption of `bytes`, or nil when they are not a property list.
@@ -143,9 +146,13 @@ public struct PlistMutator: Sendable {
             ("real", .real(.nan, widthLog2: 3)), ("data", .data([0xFF, 0x00], length: .inline)), ("date", .date(-1e300)),
             ("array", .array([], length: .inline)), ("dictionary", .dictionary(keys: [], values: [], length: .inline)),
             ("null", .null), ("uid", .uid(UInt64(n + 7), width: 4)), ("bool", .bool(true)),
+            ("set", .set([], length: .inline)), ("utf16", .utf16(Array("confused".utf16), length: .inline)), ("fill", .fill),
         ]
-        let (label, replacement) = replacements[rng.below(replacements.count)]
-        emit("objects[\(index)]->\(label)") { $0.objects[index] = replacement }
+        // Every object type the format defines, sets (0xC) and 2-byte strings included: a
+        // loader's switch over markers is only as good as its rarest case.
+        for (label, replacement) in replacements {
+            emit("objects[\(index)]->\(label)") { $0.objects[index] = replacement }
+        }
         // References and UIDs.
         for (i, object) in plist.objects.enumerated() {
             switch object {
@@ -186,14 +193,23 @@ public struct PlistMutator: Sendable {
             }
         }
         // Deep nesting: a chain of 10,000 arrays (by default) in place of the top object.
-        if includeHuge { emit("deep-nesting") { p in
+        if includeHuge { out.append(Self.nesting(depth: nestingDepth, name: "deep-nesting")) }
+        return out
+    }
+
+    /// Nesting depths the catalogue tries: around common parser and stack limits, since an
+    /// app's recursive walker may give up (or overflow its stack) below the parser's own.
+    public static let nestingLadder = [64, 128, 200, 255, 256, 257, 512, 1_000, 10_000, 100_000]
+
+    /// A chain of `depth` nested arrays in place of the top object.
+    static func nesting(depth: Int, name: String) -> PendingChange {
+        PendingChange(name: name) { p in
             let start = p.objects.count
-            for depth in 0..<nestingDepth { p.objects.append(.array(depth == nestingDepth - 1 ? [] : [start + depth + 1], length: .inline)) }
+            for level in 0..<depth { p.objects.append(.array(level == depth - 1 ? [] : [start + level + 1], length: .inline)) }
             p.objectRefSize = 4
             p.offsetIntSize = 4
             p.topObject = start
-        } }
-        return out
+        }
     }
 
     /// The most graph corruptions one seed's catalogue writes out: each is a full copy of the

@@ -7,7 +7,13 @@ import CorruptFuzzRunner
 /// Valid against Jenkins' strict junit-10.xsd: no `file`/`line` attributes, times with at most
 /// three decimals, every captured byte made safe for XML.
 public struct JUnitXMLReporter: Sendable {
-    public init() {}
+    /// How many findings of one check are written in full; the rest are listed one line each
+    /// in a last failure (every one of them is in summary.json and findings/).
+    public var maxFullFailuresPerCheck: Int
+
+    public init(maxFullFailuresPerCheck: Int = 20) {
+        self.maxFullFailuresPerCheck = max(1, maxFullFailuresPerCheck)
+    }
 
     /// Renders the report.
     public func render(_ report: RunReport) -> String {
@@ -17,7 +23,8 @@ public struct JUnitXMLReporter: Sendable {
             count + Set(suite.result.findings.map(\.finding.kind)).count
         }
         let time = report.suites.reduce(0) { $0 + $1.result.totalSeconds }
-        xml += #"<testsuites name="corrupt-fuzz" tests="\#(tests)" failures="\#(failures)" errors="0" time="\#(junitTime(time))">"# + "\n"
+        let errors = report.suites.filter { $0.result.toolError != nil }.count
+        xml += #"<testsuites name="corrupt-fuzz" tests="\#(tests + errors)" failures="\#(failures)" errors="\#(errors)" time="\#(junitTime(time))">"# + "\n"
         for suite in report.suites { renderSuite(suite, report: report, into: &xml) }
         xml += "</testsuites>\n"
         return xml
@@ -29,9 +36,10 @@ public struct JUnitXMLReporter: Sendable {
         let skippedChecks = FindingKind.allCases.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
         xml += "  <testsuite"
         xml += attribute("name", result.targetName)
-        xml += attribute("tests", "\(FindingKind.allCases.count)")
+        let errors = result.toolError == nil ? 0 : 1
+        xml += attribute("tests", "\(FindingKind.allCases.count + errors)")
         xml += attribute("failures", "\(failing.count)")
-        xml += attribute("errors", "0")
+        xml += attribute("errors", "\(errors)")
         xml += attribute("skipped", "\(skippedChecks.count)")
         xml += attribute("time", junitTime(result.totalSeconds))
         xml += attribute("timestamp", report.timestamp)
@@ -47,7 +55,7 @@ public struct JUnitXMLReporter: Sendable {
             ("executions-per-second", junitTime(result.executionsPerSecond)),
             ("stop-reason", result.stopReason),
             ("report-folder", report.folder),
-        ]
+        ] + result.undecided.sorted { $0.key < $1.key }.map { ("undecided: \($0.key)", "\($0.value) inputs not labeled") }
         for (name, value) in properties {
             xml += "      <property" + attribute("name", name) + attribute("value", value) + "/>\n"
         }
@@ -60,7 +68,7 @@ public struct JUnitXMLReporter: Sendable {
             if records.isEmpty, let reason = skipReason(for: kind, result: result) {
                 xml += "      <skipped" + attribute("message", reason) + "/>\n"
             }
-            for index in records {
+            for index in records.prefix(maxFullFailuresPerCheck) {
                 let record = result.findings[index]
                 let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
                 xml += "      <failure" + attribute("type", kind.rawValue)
@@ -68,7 +76,27 @@ public struct JUnitXMLReporter: Sendable {
                 xml += XMLText.escape(failureBody(record, saved: saved, seed: result.configuration.seed))
                 xml += "</failure>\n"
             }
+            let rest = records.dropFirst(maxFullFailuresPerCheck)
+            if !rest.isEmpty {
+                let lines = rest.map { index -> String in
+                    let record = result.findings[index]
+                    let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
+                    return "\(record.finding.signature) (hit \(record.hits)x)" + (saved?.minimized.map { "; reproducer: \($0)" } ?? "")
+                }
+                xml += "      <failure" + attribute("type", kind.rawValue)
+                    + attribute("message", "and \(rest.count) more \(kind.rawValue) finding\(rest.count == 1 ? "" : "s") (listed here; each in full in summary.json and findings/)") + ">"
+                xml += XMLText.escape(lines.joined(separator: "\n"))
+                xml += "</failure>\n"
+            }
             xml += "    </testcase>\n"
+        }
+        if let error = result.toolError {
+            // corrupt-fuzz itself failed: the campaign ended early; the findings above stand.
+            xml += "    <testcase" + attribute("name", "campaign") + attribute("classname", classname)
+                + attribute("time", junitTime(result.totalSeconds)) + ">\n"
+            xml += "      <error" + attribute("type", "tool-error") + attribute("message", error) + ">"
+            xml += XMLText.escape("corrupt-fuzz stopped this campaign after \(result.executions) executions: \(error)")
+            xml += "</error>\n    </testcase>\n"
         }
         xml += "  </testsuite>\n"
     }
@@ -83,6 +111,8 @@ public struct JUnitXMLReporter: Sendable {
             return result.targetGivesReasons ? nil : "the target never printed a 'reason: WORD' line, so reasons could not be compared"
         case .xxe:
             return result.outsideTraps == nil ? "the format names no external resources, so no canary file or loopback listener was set" : nil
+        case .validatorError:
+            return result.validatorName == nil ? "no validator ran" : nil
         case .crash, .hang, .oom:
             return nil
         }

@@ -14,6 +14,12 @@ public struct SummaryJSON: Codable, Sendable {
         public var fuzzSeconds: Double
         public var durationSeconds: Double
         public var stopReason: String
+        /// A failure of corrupt-fuzz itself that ended the campaign early, if any.
+        public var toolError: String?
+        /// Processes the target left running outside its process group, killed by the campaign.
+        public var escapedProcessesKilled: Int
+        /// Inputs the validator could not decide, by reason: they were not labeled.
+        public var undecided: [String: Int]
         /// A hash of every input run, in order: equal for equal seeds and corpora.
         public var inputSequenceHash: String
         public var counts: [String: Int]
@@ -56,7 +62,7 @@ public struct SummaryJSON: Codable, Sendable {
                 name: r.targetName, command: r.targetCommand, validator: r.validatorName, seed: r.configuration.seed,
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
-                stopReason: r.stopReason, inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
+                stopReason: r.stopReason, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided, inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 findings: r.findings.enumerated().map { index, record in
                     let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
                     return Entry(

@@ -1,3 +1,4 @@
+import CCorruptFuzzSpawn
 import CorruptFuzzCore
 import Foundation
 
@@ -47,8 +48,12 @@ public struct CampaignResult: Sendable {
     /// Seconds in all, minimization included.
     public var totalSeconds = 0.0
     public var findings: [FindingRecord] = []
-    /// Why the campaign stopped: `runs`, `duration` or `interrupted`.
+    /// Why the campaign stopped: `runs`, `duration`, `interrupted` or `error`.
     public var stopReason = "runs"
+    /// A failure of corrupt-fuzz itself that ended the campaign early (the target could no
+    /// longer be started, an input file could not be written): what was found before it is
+    /// kept, and the report shows the error.
+    public var toolError: String?
     /// Whether the target ever printed a `reason:` line (if not, wrong reasons cannot be seen).
     public var targetGivesReasons = false
     /// The canary and listener the campaign set, if its format has external references.
@@ -56,6 +61,14 @@ public struct CampaignResult: Sendable {
     /// A hash of every input run, in order: equal for equal seeds and corpora (with outside
     /// traps, of their seeds, mutation names and lengths: the trap URLs differ per run).
     public var inputSequenceHash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// Processes the target left running outside its process group (a daemon, `setsid cmd &`)
+    /// that the campaign killed; counted only where corrupt-fuzz could become their subreaper.
+    public var escapedProcessesKilled = 0
+    /// Inputs the validator could not decide (beyond what it reads safely, a resource it
+    /// could not use), by reason with numbers as `#`: they got no label, so only crashes, hangs
+    /// and memory were checked on them. At most ``maxUndecidedReasons`` reasons are kept.
+    public var undecided: [String: Int] = [:]
+    public static let maxUndecidedReasons = 20
 
     public var executionsPerSecond: Double { fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0 }
 
@@ -85,6 +98,8 @@ public struct CampaignProgress: Sendable {
 public final class Campaign: @unchecked Sendable {
     public let executor: any Executor
     public let validator: (any Validator)?
+    /// The format's own validator, reported beside findings when `validator` is the app's.
+    public let reference: (any Validator)?
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String
@@ -106,13 +121,17 @@ public final class Campaign: @unchecked Sendable {
     ///   - seeds: The corpus; at least one seed.
     ///   - configuration: Limits, seed and mutators.
     ///   - structure: The format's structure-aware mutations, if any.
+    ///   - reference: The format's own validator when `validator` is the app's: it labels
+    ///     nothing, and its verdict is written beside each finding (a silent acceptance of a
+    ///     structurally valid file breaks an app rule only the app's validator knows).
     public init(
         executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
         validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration,
-        structure: (any StructureAwareMutator)? = nil, regressions: [TestInput] = []
+        structure: (any StructureAwareMutator)? = nil, regressions: [TestInput] = [], reference: (any Validator)? = nil
     ) {
         self.executor = executor
         self.validator = validator
+        self.reference = reference
         self.configuration = configuration
         self.targetName = targetName
         self.targetCommand = targetCommand
@@ -139,10 +158,15 @@ public final class Campaign: @unchecked Sendable {
     /// - Parameters:
     ///   - progress: Called after every batch (from the calling thread).
     ///   - shouldStop: Polled after every batch and during minimization (e.g. Ctrl-C).
-    /// - Throws: ``CorruptFuzzError`` when the target cannot be run, or when every seed is
-    ///   rejected on standard input (the target probably needs `@@`).
+    ///   - fuzzed: Called with the findings before minimization starts, so a report can be
+    ///     written that no later phase can lose.
+    /// - Throws: ``CorruptFuzzError`` when the first seeds show the target cannot be used (it
+    ///   cannot be started, or it rejects every seed on standard input and probably needs
+    ///   `@@`). A failure after that ends the campaign with ``CampaignResult/toolError`` set
+    ///   and what was found kept.
     public func run(
-        progress: (CampaignProgress) -> Void = { _ in }, shouldStop: @Sendable () -> Bool = { false }
+        progress: (CampaignProgress) -> Void = { _ in }, shouldStop: @Sendable () -> Bool = { false },
+        fuzzed: (CampaignResult) -> Void = { _ in }
     ) throws(CorruptFuzzError) -> CampaignResult {
         var result = CampaignResult(
             targetName: targetName, targetCommand: targetCommand, validatorName: validator?.name,
@@ -172,18 +196,38 @@ public final class Campaign: @unchecked Sendable {
                 remaining: remaining, findingsByKind: byKind, phase: phase))
         }
 
+        var lastSweep = ContinuousClock.now
         loop: while true {
+            if ContinuousClock.now - lastSweep > .milliseconds(250) {
+                result.escapedProcessesKilled += Int(cf_reap_escapees())
+                lastSweep = ContinuousClock.now
+            }
             if shouldStop() { result.stopReason = "interrupted"; break }
             if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = "runs"; break }
             if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = "duration"; break }
             let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
             let batch = (0..<count).map { _ in schedule.next() }
-            let judged = try runBatch(batch)
+            let judged: [Judged]
+            do throws(CorruptFuzzError) {
+                judged = try runBatch(batch)
+            } catch {
+                // Before anything ran, the target is unusable: a configuration error.
+                if result.executions == 0 { throw error }
+                result.toolError = error.description
+                result.stopReason = "error"
+                break
+            }
             for (input, outcome) in zip(batch, judged) {
                 result.executions += 1
                 result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: trapsHost != nil)
                 if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.isEmpty {
                     result.targetGivesReasons = true
+                }
+                if case .undecided(let why)? = outcome.verdict {
+                    let key = Normalize.message(why)
+                    if result.undecided[key] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
+                        result.undecided[key, default: 0] += 1
+                    }
                 }
                 if input.mutations.isEmpty {
                     seedsRun += 1
@@ -209,13 +253,29 @@ public final class Campaign: @unchecked Sendable {
             report("fuzzing")
         }
         result.fuzzSeconds = elapsed()
+        result.totalSeconds = elapsed()
+        fuzzed(result)
 
-        if configuration.minimize, !result.findings.isEmpty {
+        if configuration.minimize, !result.findings.isEmpty, result.toolError == nil {
             report("minimizing")
             minimize(&result.findings, shouldStop: shouldStop)
         }
+        result.escapedProcessesKilled += Self.reapEscapees()
         result.totalSeconds = elapsed()
         return result
+    }
+
+    /// Kills what targets left running, until nothing is left (a killed escapee's own children
+    /// are re-parented to us in turn). Returns how many were killed.
+    static func reapEscapees() -> Int {
+        var total = 0
+        for _ in 0..<20 {
+            let found = Int(cf_reap_escapees())
+            total += found
+            if found == 0 { break }
+            usleep(2_000)
+        }
+        return total
     }
 
     // MARK: - Execution
@@ -256,7 +316,10 @@ public final class Campaign: @unchecked Sendable {
                 Oracle.occurs(Array(url.utf8), in: bytes)
             }
         }
-        let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
+        var finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
+        if let reference, finding != nil {
+            finding?.detail += "; the format's own validator (\(reference.name)) says: " + Self.describe(reference.validate(input.bytes))
+        }
         return Judged(execution: execution, verdict: verdict, finding: finding)
     }
 
@@ -329,6 +392,15 @@ public final class Campaign: @unchecked Sendable {
         }
         mix(0xFF)
         return h
+    }
+
+    static func describe(_ verdict: Verdict) -> String {
+        switch verdict {
+        case .valid: "valid"
+        case .invalid(let reason, let message): (reason.map { "\($0): " } ?? "") + message
+        case .undecided(let why): "undecided (\(why))"
+        case .error(_, let detail): "failed (\(detail))"
+        }
     }
 
     static func firstLine(_ bytes: [UInt8]) -> String {

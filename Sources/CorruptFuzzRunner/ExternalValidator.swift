@@ -4,7 +4,9 @@ import Foundation
 /// A validator that is a command: exit 0 means valid, another exit invalid, with the reason
 /// taken from the first stderr line `reason: WORD` and the message from the line after it.
 ///
-/// A validator that crashes or hangs decides nothing; the input then gets no label.
+/// A validator that crashes, hangs or cannot run decides nothing: the verdict is
+/// ``Verdict/error(signature:detail:)``, the input gets no label, and the campaign reports a
+/// `validator-error` finding.
 public final class ExternalValidator: Validator, @unchecked Sendable {
     public let name: String
     private let executor: ProcessExecutor
@@ -24,15 +26,19 @@ public final class ExternalValidator: Validator, @unchecked Sendable {
         do {
             execution = try executor.execute(TestInput(bytes: bytes, seedName: "validator"), slot: slot)
         } catch {
-            return .undecided("validator could not run: \(error)")
+            return .error(signature: "could not run", detail: "validator could not run: \(error)")
         }
         switch execution.outcome {
         case .accepted, .acceptedInvalid:
             return .valid
         case .rejected(let reason, let code, let message):
             return .invalid(reason: reason, message: message ?? "rejected by the validator (exit \(code))")
-        case .crashed, .hung, .outOfMemory:
-            return .undecided("validator \(execution.outcome.summary)")
+        case .crashed(let signal, let frames, let message):
+            return .error(signature: "crash: " + CrashSignature.make(signal: signal, frames: frames, message: message), detail: execution.outcome.summary)
+        case .hung:
+            return .error(signature: "hang: no exit within the timeout", detail: execution.outcome.summary)
+        case .outOfMemory:
+            return .error(signature: "oom: over the memory limit", detail: execution.outcome.summary)
         }
     }
 }

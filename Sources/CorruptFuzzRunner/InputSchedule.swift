@@ -1,7 +1,13 @@
 import CorruptFuzzCore
 
-/// The deterministic sequence of inputs a campaign runs: the hostile catalogue, the seeds,
-/// every truncation, then havoc (stacked byte mutations) over the growing pool.
+/// The deterministic sequence of inputs a campaign runs.
+///
+/// First the few inputs every loader must handle (regressions, a missing file, an empty file,
+/// the seeds unchanged, all zeros); then the deterministic stages (the format's hostile
+/// catalogue, bytes appended after the end, every truncation) alternate one for one with havoc
+/// (stacked byte mutations and the format's random mutations over the growing pool), so a
+/// shallow crash that any random change reaches is found in the first second instead of after
+/// thousands of truncations; once the stages are done, havoc only.
 ///
 /// It is a pure function of the seeds, the configuration and the inputs added to the pool, so
 /// the same `--seed` and corpus give the same inputs.
@@ -9,18 +15,27 @@ public struct InputSchedule: Sendable {
     private var rng: FuzzRNG
     private let seeds: [Seed]
     private var pool: [TestInput]
-    private var fixed: [TestInput]
-    private var fixedIndex = 0
+    /// Run first, in order, before any havoc.
+    private let front: [TestInput]
+    /// The deterministic stages, interleaved with havoc.
+    private let stages: [TestInput]
+    private var frontIndex = 0
+    private var stageIndex = 0
+    private var havocNext = false
     private let configuration: FuzzConfiguration
     private let structure: (any StructureAwareMutator)?
     private let maxPool = 512
 
-    /// How many inputs come before havoc starts.
-    public var deterministicCount: Int { fixed.count }
+    /// How many deterministic inputs there are (the first ones and the stages).
+    public var deterministicCount: Int { front.count + stages.count }
+
+    /// Lengths of the bytes appended after a valid file's end (an interrupted append, a sync
+    /// conflict that concatenated two versions), as zeros and as random bytes.
+    public static let appendedLengths = [1, 16, 4_096]
 
     /// Creates the schedule.
     /// - Parameters:
-    ///   - seeds: The corpus; at least one.
+    ///   - seeds: The corpus; an empty corpus runs as one empty seed.
     ///   - configuration: Seed, limits and mutators.
     ///   - includeMissingFile: Whether to try a missing file (only when the target takes a path).
     ///   - structure: The format's structure-aware mutations, if it has them.
@@ -30,46 +45,57 @@ public struct InputSchedule: Sendable {
         seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, structure: (any StructureAwareMutator)? = nil,
         regressions: [TestInput] = [], traps: OutsideTraps? = nil
     ) {
-        precondition(!seeds.isEmpty, "a schedule needs at least one seed")
+        let seeds = seeds.isEmpty ? [Seed(name: "(empty)", bytes: [])] : seeds
         self.seeds = seeds
         self.configuration = configuration
         self.structure = structure
         rng = FuzzRNG(seed: configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
-        var fixed: [TestInput] = regressions
+        var front: [TestInput] = regressions
         if includeMissingFile {
-            fixed.append(TestInput(bytes: nil, mutations: ["missing-file"], seedName: "(none)", expectation: .notFound))
+            front.append(TestInput(bytes: nil, mutations: ["missing-file"], seedName: "(none)", expectation: .notFound))
         }
-        fixed.append(TestInput(bytes: [], mutations: ["empty-file"], seedName: "(none)", expectation: .empty))
-        fixed += pool
+        front.append(TestInput(bytes: [], mutations: ["empty-file"], seedName: "(none)", expectation: .empty))
+        front += pool
         var seenZeros: Set<Int> = []
         for seed in seeds where !seed.bytes.isEmpty {
             if seenZeros.insert(seed.bytes.count).inserted {
-                fixed.append(TestInput(bytes: Array(repeating: 0, count: seed.bytes.count), mutations: ["all-zeros"], seedName: seed.name))
+                front.append(TestInput(bytes: Array(repeating: 0, count: seed.bytes.count), mutations: ["all-zeros"], seedName: seed.name))
             }
         }
-        // The format's catalogue reaches what byte-level truncation cannot: lying lengths and
-        // counts, future versions, wrong checksums. It goes first: it is the cheapest way to
-        // the deep bugs.
+        self.front = front
+
+        var stages: [TestInput] = []
+        // The format's catalogue reaches what byte-level changes cannot: lying lengths and
+        // counts, future versions, wrong checksums, hostile documents. It goes first: it is
+        // the cheapest way to the deep bugs.
         if let structure {
             // Seeds often share catalogue entries (the hostile XML documents depend only on the
             // root element): each distinct input runs, and is held, once.
-            var seen: Set<Int> = []
+            var seen: Set<[UInt8]> = []
             for seed in seeds {
                 let catalogue = traps.map { structure.catalogue(of: seed.bytes, traps: $0) } ?? structure.catalogue(of: seed.bytes)
                 for mutation in catalogue where mutation.bytes.count <= configuration.maxCatalogueInputLength
-                    && seen.insert(mutation.bytes.hashValue).inserted {
-                    fixed.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
+                    && seen.insert(mutation.bytes).inserted {
+                    stages.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
+            }
+        }
+        var appendRNG = FuzzRNG(seed: configuration.seed ^ 0xA99E_4D00)
+        for seed in seeds where !seed.bytes.isEmpty {
+            for length in Self.appendedLengths {
+                stages.append(TestInput(bytes: seed.bytes + Array(repeating: 0, count: length), mutations: ["append-zeros@\(length)"], seedName: seed.name))
+                let random = (0..<length).map { _ in UInt8(truncatingIfNeeded: appendRNG.next()) }
+                stages.append(TestInput(bytes: seed.bytes + random, mutations: ["append-random@\(length)"], seedName: seed.name))
             }
         }
         for seed in seeds {
             for length in Self.truncationLengths(count: seed.bytes.count, everyUpTo: configuration.truncateEveryLengthUpTo) {
                 let name = length == 1 ? "single-byte" : "truncate@\(length)"
-                fixed.append(TestInput(bytes: Array(seed.bytes.prefix(length)), mutations: [name], seedName: seed.name))
+                stages.append(TestInput(bytes: Array(seed.bytes.prefix(length)), mutations: [name], seedName: seed.name))
             }
         }
-        self.fixed = fixed
+        self.stages = stages
     }
 
     /// Lengths 1..<count for small files; for large ones the first 64, the last 64 and an
@@ -98,9 +124,16 @@ public struct InputSchedule: Sendable {
 
     /// The next input to run.
     public mutating func next() -> TestInput {
-        if fixedIndex < fixed.count {
-            defer { fixedIndex += 1 }
-            return fixed[fixedIndex]
+        if frontIndex < front.count {
+            defer { frontIndex += 1 }
+            return front[frontIndex]
+        }
+        if stageIndex < stages.count {
+            havocNext.toggle()
+            if havocNext {
+                defer { stageIndex += 1 }
+                return stages[stageIndex]
+            }
         }
         return havoc()
     }

@@ -153,19 +153,26 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
             return .hung(milliseconds: limits.timeoutMilliseconds)
         case CF_SIGNALED:
             if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
-            return .crashed(signal: r.code, frames: CrashSignature.frames(in: errText), message: CrashSignature.message(in: errText))
+            return crash(signal: r.code, errText)
         default:
             if r.code == 0 {
                 return .accepted(digest: String(decoding: stdout, as: UTF8.self))
             }
             if sanitizerMarkers.contains(where: { errText.contains($0) }) {
                 if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
-                return .crashed(signal: SIGABRT, frames: CrashSignature.frames(in: errText), message: CrashSignature.message(in: errText))
+                return crash(signal: SIGABRT, errText)
             }
             if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
             let (reason, message) = ReasonLine.parse(errText)
             return .rejected(reason: reason, exitCode: r.code, message: message)
         }
+    }
+
+    /// A crash's signal, top frames and message; without a message, the top frame names the
+    /// trap site, so distinct traps in one function stay distinct findings.
+    static func crash(signal: Int32, _ stderr: String) -> Outcome {
+        let message = CrashSignature.message(in: stderr)
+        return .crashed(signal: signal, frames: CrashSignature.frames(in: stderr, site: message == nil), message: message)
     }
 
     // MARK: - Helpers

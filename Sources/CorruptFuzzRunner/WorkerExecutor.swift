@@ -97,6 +97,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var usage = rusage()
         kill(-worker.pid, SIGKILL)
         while wait4(worker.pid, &status, 0, &usage) < 0, errno == EINTR {}
+        cf_forget_child(worker.pid)
         let stderr = Self.readLog(worker.log, from: logStart)
         close(worker.results)
         close(worker.log)
@@ -173,6 +174,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         kill(-worker.pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(worker.pid, &status, 0) < 0, errno == EINTR {}
+        cf_forget_child(worker.pid)
         close(worker.results)
         close(worker.log)
         close(worker.commands)

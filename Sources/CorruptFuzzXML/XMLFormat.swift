@@ -60,6 +60,9 @@ public struct XMLFormat: FuzzFormat {
 
     public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] { hostileCatalogue(of: bytes, traps: traps) }
 
+    /// Nesting depths the hostile catalogue tries.
+    public static let nestingLadder = [64, 128, 200, 255, 256, 257, 512, 1_000, 10_000, 100_000]
+
     /// The hostile documents, built around the seed so they reach the loader's code: bombs,
     /// external entities and DTDs (naming the canary file and the listener's URLs when the
     /// campaign set them), deep nesting, a huge text node, 100,000 attributes.
@@ -89,7 +92,10 @@ public struct XMLFormat: FuzzFormat {
             add("external-entity-url", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY xxe SYSTEM "\#(entityURL)">]>"#, reference: "&xxe;"))
             add("external-parameter-entity", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY % remote SYSTEM "\#(entityURL)"> %remote;]>"#, reference: ""))
         }
-        for depth in [10_000, 100_000] {
+        // A ladder of depths around common limits: an app's recursive walker may give up (or
+        // overflow its stack) below the parser's own limit (libxml2 refuses more than 256 levels
+        // without XML_PARSE_HUGE), and deeper documents never reach the app's code.
+        for depth in Self.nestingLadder {
             add("nesting-\(depth)", "<\(root)>" + String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth) + "</\(root)>")
         }
         let bomb = Expectation(reason: "corrupt", because: "expanding its entities would take gigabytes: it must be rejected")

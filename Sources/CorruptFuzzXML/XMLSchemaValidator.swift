@@ -12,16 +12,22 @@ public final class XMLSchemaValidator: Validator, @unchecked Sendable {
     public init(xsd: [UInt8], name: String = "xsd") throws(XMLProblem) {
         self.name = name
         initializeLibXML2()
-        let parser = xsd.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                xmlSchemaNewMemParserCtxt($0, Int32(clamping: buffer.count))
+        // libxml2's memory parser context keeps a pointer to the buffer, not a copy, and reads
+        // it in xmlSchemaParse: both calls happen while the buffer is pinned. (An optimized
+        // build may free an array right after its last use; parsing the freed buffer later
+        // failed at random with "Failed to parse the XML resource 'in_memory_buffer'".)
+        let box = ErrorBox()
+        let compiled: xmlSchemaPtr? = xsd.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer -> xmlSchemaPtr? in
+                guard let parser = xmlSchemaNewMemParserCtxt(pointer, Int32(clamping: buffer.count)) else { return nil }
+                defer { xmlSchemaFreeParserCtxt(parser) }
+                xmlSchemaSetParserStructuredErrors(parser, collectError, Unmanaged.passUnretained(box).toOpaque())
+                return withExtendedLifetime(box) { xmlSchemaParse(parser) }
             }
         }
-        guard let parser else { throw XMLProblem(line: 0, path: nil, message: "cannot read the schema") }
-        defer { xmlSchemaFreeParserCtxt(parser) }
-        let box = ErrorBox()
-        xmlSchemaSetParserStructuredErrors(parser, collectError, Unmanaged.passUnretained(box).toOpaque())
-        guard let compiled = xmlSchemaParse(parser) else {
+        guard let compiled else {
+            if xsd.isEmpty { throw XMLProblem(line: 0, path: nil, message: "the schema is empty") }
             throw box.problems.first ?? XMLProblem(line: 0, path: nil, message: "the schema does not compile")
         }
         schema = compiled

@@ -11,13 +11,9 @@ public enum HardenedNotesLoader {
     /// No notes document is larger: a bigger file is refused before it is read.
     public static let maxFileSize = 16 << 20
 
-    static let schema: XMLSchemaValidator = {
-        do {
-            return try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd")
-        } catch {
-            fatalError("the bundled notes schema does not compile: \(error)")
-        }
-    }()
+    /// The compiled notes schema; if it cannot be compiled, every load fails with a reason
+    /// (an app must not trap on its own resources either).
+    static let schema = Result { () throws(XMLProblem) in try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd") }
 
     /// Loads the file at `path`, refusing one over ``maxFileSize`` before reading it.
     public static func load(path: String) throws(NotesLoadError) -> [Note] {
@@ -50,7 +46,12 @@ public enum HardenedNotesLoader {
         guard version <= currentVersion else {
             throw NotesLoadError("unsupported-version", "notes: version \(version) is newer than \(currentVersion)")
         }
-        if let problem = schema.problems(in: bytes).first { throw NotesLoadError("corrupt", problem.description) }
+        switch schema {
+        case .success(let schema):
+            if let problem = schema.problems(in: bytes).first { throw NotesLoadError("corrupt", problem.description) }
+        case .failure(let problem):
+            throw NotesLoadError("unreadable", "the notes schema does not compile: \(problem)")
+        }
         var notes: [Note] = []
         var ids: Set<String> = []
         for case .element(let element) in tree.root.children {

@@ -13,7 +13,7 @@ struct TargetOptions: ParsableArguments {
     var target: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "A validator command (same protocol as the target): exit 0 means valid, otherwise invalid with a 'reason: WORD' line.",
+        "The app's own validator, as a command (same protocol as the target): exit 0 means valid, otherwise invalid with a 'reason: WORD' line. With --format, --schema or --xsd, the format still mutates and generates, and its own verdict is reported beside each finding.",
         valueName: "command"))
     var validator: String?
 
@@ -58,14 +58,11 @@ struct TargetOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if validator != nil, format != nil {
-            throw ValidationError("give either --validator or --format, not both")
-        }
         if ksyPath != nil, format != nil {
             throw ValidationError("give either --schema FILE.ksy or --format, not both")
         }
-        if xsdPath != nil, format != "xml" || validator != nil {
-            throw ValidationError("an XML Schema (--xsd or --schema FILE.xsd) needs --format xml (and no --validator)")
+        if xsdPath != nil, format != "xml" {
+            throw ValidationError("an XML Schema (--xsd or --schema FILE.xsd) needs --format xml")
         }
         _ = try limits()
         _ = try builtinFormat()
@@ -109,11 +106,17 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
-    /// The validator these options select: --validator, else --format's, else the schema's.
+    /// The validator that labels inputs: the app's (--validator) when given, else the format's.
     func makeValidator(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws -> (any Validator)? {
         if let line = validator {
             return try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: slots, fileExtension: fileExtension)
         }
+        return try formatValidator()
+    }
+
+    /// The format's own reference validator (--format, --schema or --xsd), if one is selected.
+    /// With --validator it does not label inputs; its verdict is reported beside each finding.
+    func formatValidator() throws -> (any Validator)? {
         if let xsd = xsdPath {
             guard let data = FileManager.default.contents(atPath: xsd) else {
                 throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")

@@ -37,6 +37,9 @@ final class ProgressDisplay {
         clear()
         let stop = result.stopReason == "interrupted" ? " (interrupted)" : ""
         note("[\(result.targetName)] done\(stop): \(result.executions) executions in \(String(format: "%.1f", result.fuzzSeconds))s, \(result.findings.count) findings")
+        if result.escapedProcessesKilled > 0 {
+            note("[\(result.targetName)] note: killed \(result.escapedProcessesKilled) process\(result.escapedProcessesKilled == 1 ? "" : "es") the target left running outside its process group")
+        }
     }
 
     func note(_ text: String) {

@@ -88,17 +88,38 @@ struct RunCommand: ParsableCommand {
     }
 
     /// Runs the campaigns, writes the report, prints the summary; returns the finding count.
+    ///
+    /// The report is written after each campaign's fuzzing phase (findings not minimized yet)
+    /// and again after each campaign, so a failure in a later phase or campaign loses nothing
+    /// already found. A failure of the tool itself is written into the report and ends in
+    /// exit status 2.
     private func execute(_ plans: [CampaignPlan], writer: ReportWriter) throws -> Int {
         cf_install_interrupt_handler()
+        // Descendants of a target that escape its process group (even into a new session)
+        // are re-parented to us and killed, instead of outliving the campaign.
+        _ = cf_become_subreaper()
         let display = ProgressDisplay()
         var suites: [RunReport.Suite] = []
+        var toolErrors: [String] = []
         for plan in plans where cf_interrupted() == 0 {
             for warning in plan.warnings { display.note("warning: \(warning)") }
             display.note("fuzzing \(plan.campaign.targetName): \(plan.campaign.targetCommand)")
+            let earlier = suites
             do {
-                let result = try plan.campaign.run(progress: display.update, shouldStop: { cf_interrupted() != 0 })
+                let result = try plan.campaign.run(
+                    progress: display.update, shouldStop: { cf_interrupted() != 0 },
+                    fuzzed: { partial in
+                        guard !partial.findings.isEmpty else { return }
+                        var provisional = earlier + [RunReport.Suite(result: partial, replayValidatorArguments: plan.replayValidatorArguments)]
+                        try? write(&provisional, plans: plans, writer: writer)
+                    })
                 display.finish(result)
+                if let error = result.toolError {
+                    display.note("error: \(plan.campaign.targetName): \(error) (the findings made before it are in the report)")
+                    toolErrors.append(error)
+                }
                 suites.append(RunReport.Suite(result: result, replayValidatorArguments: plan.replayValidatorArguments))
+                try? write(&suites, plans: plans, writer: writer)
             } catch {
                 display.clear()
                 // Keep what earlier campaigns found, then report the error.
@@ -114,6 +135,9 @@ struct RunCommand: ParsableCommand {
         }
         let report = suites.reduce(0) { $0 + $1.result.findings.count }
         printSummary(suites, writer: writer)
+        if let first = toolErrors.first {
+            throw configurationError(CorruptFuzzError(.unusableTarget, first))
+        }
         return report
     }
 
@@ -143,16 +167,29 @@ struct RunCommand: ParsableCommand {
             let r = suite.result
             out += "\(r.targetName): \(r.executions) executions, \(Int(r.executionsPerSecond.rounded()))/s, "
             out += r.findings.isEmpty ? "no findings\n" : "\(r.findings.count) finding\(r.findings.count == 1 ? "" : "s")\n"
+            var shown: [FindingKind: Int] = [:]
             for (index, record) in r.findings.enumerated() {
+                shown[record.finding.kind, default: 0] += 1
+                guard shown[record.finding.kind]! <= Self.findingsShownPerKind else { continue }
                 out += "  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)\n"
                 if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
                     out += "    reproducer: \(path)\n"
                 }
             }
+            for (kind, count) in shown.sorted(by: { $0.key < $1.key }) where count > Self.findingsShownPerKind {
+                out += "  … and \(count - Self.findingsShownPerKind) more \(kind.rawValue) findings (junit.xml and summary.json list them all)\n"
+            }
+            let undecided = r.undecided.values.reduce(0, +)
+            if undecided > 0, let top = r.undecided.max(by: { $0.value < $1.value }) {
+                out += "  note: the validator could not decide \(undecided) input\(undecided == 1 ? "" : "s") (most often: \(top.key)); only crashes, hangs and memory were checked on them\n"
+            }
         }
         out += "\nReport: \(writer.folder.path)/junit.xml (summary.json and findings/ beside it)\n"
         FileHandle.standardOutput.write(Data(out.utf8))
     }
+
+    /// How many findings of one kind the summary prints in full.
+    static let findingsShownPerKind = 10
 
     /// How to call this tool again in a replay command.
     static var toolCommand: String {
@@ -201,9 +238,11 @@ struct CampaignPlan {
         let executor = try ProcessExecutor(
             command: command, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
         let validator = try options.makeValidator(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
+        // With the app's own validator, the format's verdict is reported beside each finding.
+        let reference = options.validator == nil ? nil : try options.formatValidator()
         let campaign = Campaign(
             executor: executor, targetName: name ?? command.name, targetCommand: target, takesPath: command.takesPath,
-            validator: validator, seeds: seeds, configuration: configuration, structure: structure)
+            validator: validator, seeds: seeds, configuration: configuration, structure: structure, reference: reference)
         return CampaignPlan(
             campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: options.validatorArguments, warnings: warnings)
     }

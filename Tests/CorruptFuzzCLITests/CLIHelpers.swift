@@ -21,10 +21,15 @@ struct CommandResult {
     var stderr: String
 }
 
+/// The release build's products folder, when the run was given one
+/// (`CORRUPT_FUZZ_RELEASE_PRODUCTS=$(swift build -c release --show-bin-path)`; .ci/run does).
+let releaseProducts = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_RELEASE_PRODUCTS"].map(URL.init(fileURLWithPath:))
+
 /// Runs the corrupt-fuzz binary with `arguments`, like a user in a shell (stdin closed).
-func corruptFuzz(_ arguments: [String], in directory: URL = packageRoot) throws -> CommandResult {
+/// - Parameter executable: Another corrupt-fuzz binary (the release build's).
+func corruptFuzz(_ arguments: [String], in directory: URL = packageRoot, executable: String = product("corrupt-fuzz")) throws -> CommandResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: product("corrupt-fuzz"))
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.currentDirectoryURL = directory
     process.standardInput = FileHandle.nullDevice

@@ -46,4 +46,66 @@ struct CrashSignatureTests {
         #expect(Normalize.message("crc32: stored 0x1234abcd != computed 0x00ff00ff") == "crc#: stored # != computed #")
         #expect(Normalize.message("habits[12].name: length 300") == "habits[#].name: length #")
     }
+
+    @Test("hex numbers without 0x and UUIDs do not split signatures either")
+    func normalizeHex() {
+        let messages = [
+            "checksum mismatch: stored 1f0eea31, computed e5d3d09a",
+            "checksum mismatch: stored 00000000, computed 9abc1234",
+            "checksum mismatch: stored DEADBEE5, computed 0badf00d",
+        ]
+        #expect(Set(messages.map(Normalize.message)) == ["checksum mismatch: stored #, computed #"])
+        #expect(Normalize.message("record 123e4567-e89b-12d3-a456-426614174000 appears twice")
+            == Normalize.message("record 9c5b94b1-35ad-49bb-b118-8e8fc24abf80 appears twice"))
+        // Words stay words: a hex-looking word without a digit, and names with digits in them.
+        #expect(Normalize.message("dead cafe: face added") == "dead cafe: face added")
+        #expect(Normalize.message("sha256 of utf8 text in v2") == "sha# of utf# text in v#")
+    }
+
+    /// What an optimized Swift loader prints when it traps: no runtime message, the frame's
+    /// offset only (built with `swiftc -O`), or the source line and the inlined check (`-O -g`).
+    static func optimizedTrap(offset: Int, line: Int?, check: String?) -> String {
+        var text = """
+            *** Program crashed: Illegal instruction at 0x00005573ab50a1eb ***
+
+            Thread 0 "loader" crashed:
+
+
+            """
+        if let check {
+            text += "  0 [inlined] [system] 0x00005640ef03d1ed Swift runtime failure: \(check) in loader at //<compiler-generated>\n"
+        }
+        let location = line.map { " at /src/Loader/main.swift:\($0):25" } ?? ""
+        text += "  1                    0x00005573ab50a1eb loadHabits(_:) + \(offset) in loader\(location)\n"
+        text += "  2 [ra]               0x00005573ab50a2ff main + 120 in loader\n"
+        return text
+    }
+
+    @Test("without a runtime message, the trap site is part of the signature: two traps in one function stay two bugs")
+    func trapSites() {
+        func signature(_ stderr: String) -> String {
+            let message = CrashSignature.message(in: stderr)
+            return CrashSignature.make(signal: 4, frames: CrashSignature.frames(in: stderr, site: message == nil), message: message)
+        }
+        let first = signature(Self.optimizedTrap(offset: 59, line: nil, check: nil))
+        let second = signature(Self.optimizedTrap(offset: 61, line: nil, check: nil))
+        #expect(first == "SIGILL at loadHabits(_:) + 59 ← main")
+        #expect(second == "SIGILL at loadHabits(_:) + 61 ← main")
+        // With debug info, the source line names the site, and an inlined check its kind.
+        #expect(signature(Self.optimizedTrap(offset: 59, line: 9, check: nil)) == "SIGILL at loadHabits(_:) at main.swift:9 ← main")
+        #expect(signature(Self.optimizedTrap(offset: 61, line: 12, check: "arithmetic overflow"))
+            == "SIGILL: arithmetic overflow at loadHabits(_:) ← main")
+        // An inlined top frame without a line: the instruction's function and offset.
+        let inlined = """
+            Thread 0 "habit-loader-na" crashed:
+
+              0 [inlined] [system] 0x0000563e01bdc2f3 NaiveHabitLoader.Parser.u32() in habit-loader-naive at //<compiler-generated>
+              1 [inlined]          0x0000563e01bdc2f3 specialized Array.subscript.getter in habit-loader-naive at /src/NaiveHabitLoader.swift:94:89
+              2                    0x0000563e01bdc2f3 static NaiveHabitLoader.load(_:) + 1187 in habit-loader-naive at /src/NaiveHabitLoader.swift:51:55
+            """
+        #expect(signature(inlined) == "SIGILL at NaiveHabitLoader.Parser.u32() [static NaiveHabitLoader.load(_:) + 1187] ← static NaiveHabitLoader.load(_:)")
+        // A runtime message names the bug: frames stay function names, stable across builds.
+        let withMessage = "Fatal error: Index out of range\n" + Self.optimizedTrap(offset: 59, line: nil, check: nil)
+        #expect(signature(withMessage) == "SIGILL: Index out of range at loadHabits(_:) ← main")
+    }
 }

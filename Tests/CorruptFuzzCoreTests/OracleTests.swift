@@ -56,6 +56,20 @@ struct OracleTests {
         #expect(oracle.needsVerdict(for: .accepted(digest: ""), input: empty) == false)
     }
 
+    @Test("a validator that fails is a validator-error finding, and the input stays unlabeled")
+    func validatorError() {
+        let failed = Verdict.error(signature: "crash: SIGSEGV at check(_:)", detail: "crash (SIGSEGV) at check(_:)")
+        let accepted = run(.accepted(digest: ""), verdict: failed)
+        #expect(accepted?.kind == .validatorError)
+        #expect(accepted?.signature == "validator crash: SIGSEGV at check(_:)")
+        #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: failed)?.kind == .validatorError)
+        // The loader's own crash is still the finding.
+        #expect(run(.crashed(signal: 11, frames: ["parse"], message: nil), verdict: failed)?.kind == .crash)
+        // A mutation's expectation still labels the input; the validator is not needed then.
+        let future = TestInput(bytes: [1], mutations: ["version=future"], seedName: "a", expectation: Expectation(reason: "unsupported-version", because: "newer"))
+        #expect(run(.accepted(digest: ""), input: future, verdict: nil)?.kind == .silentAcceptance)
+    }
+
     @Test("an undecided validator labels nothing")
     func undecided() {
         #expect(run(.accepted(digest: ""), verdict: .undecided("validator crashed")) == nil)

@@ -38,6 +38,27 @@ struct KeyedArchiveTests {
         #expect(invalid.count * 10 >= mutations.count * 8, "\(invalid.count) of \(mutations.count) invalid")
         for _ in 0..<300 { _ = format.mutate(seed, using: &rng) }
     }
+
+    @Test("type confusion reaches every object type, sets included, and nesting climbs a ladder of depths")
+    func typeConfusionAndNesting() throws {
+        let format = BinaryPlistFormat()
+        var rng = FuzzRNG(seed: 3)
+        let seed = format.generate(using: &rng)
+        let names = format.catalogue(of: seed).map(\.name)
+        let confused = Set(names.compactMap { $0.split(separator: ">").last.map(String.init) })
+        for type in ["string", "integer", "real", "data", "date", "array", "dictionary", "null", "uid", "bool", "set", "utf16", "fill"] {
+            #expect(confused.contains(type), "no type confusion into \(type): \(names)")
+        }
+        for depth in PlistMutator.nestingLadder {
+            #expect(names.contains("nesting-\(depth)"), "no nesting-\(depth)")
+        }
+        // The documents are what they say: a chain of that many arrays, read by Foundation.
+        let nested = try #require(format.catalogue(of: seed).first { $0.name == "nesting-257" })
+        var depth = 0
+        var value: Any? = try PropertyListSerialization.propertyList(from: Data(nested.bytes), format: nil)
+        while let array = value as? [Any] { depth += 1; value = array.first }
+        #expect(depth == 257)
+    }
 }
 
 @Suite("The plist layer survives its own fuzzing")

@@ -75,19 +75,61 @@ struct CampaignTests {
         #expect(a.inputSequenceHash != c.inputSequenceHash)
     }
 
-    @Test("the schedule starts with the hostile catalogue, the seeds and every truncation")
+    @Test("the schedule starts with the inputs every loader must handle, then alternates the deterministic stages with havoc")
     func scheduleOrder() {
         var schedule = InputSchedule(seeds: seeds, configuration: FuzzConfiguration(), includeMissingFile: true)
-        let first = (0..<schedule.deterministicCount).map { _ in schedule.next() }
-        #expect(first[0].bytes == nil && first[0].expectation == .notFound)
-        #expect(first[1].bytes == [] && first[1].expectation == .empty)
-        #expect(first[2].bytes == seeds[0].bytes && first[2].mutations.isEmpty)
-        #expect(first.contains { $0.mutations == ["all-zeros"] && $0.bytes == Array(repeating: 0, count: 32) })
-        #expect(first.contains { $0.mutations == ["single-byte"] && $0.bytes == [UInt8(ascii: "O")] })
-        let truncations = first.filter { $0.seedName == "a.ok" && $0.mutations.first?.hasPrefix("truncate@") == true }
-        #expect(truncations.count == seeds[0].bytes.count - 2)
-        let next = schedule.next()
-        #expect(!next.mutations.isEmpty)
+        let inputs = (0..<(2 * schedule.deterministicCount + 10)).map { _ in schedule.next() }
+        #expect(inputs[0].bytes == nil && inputs[0].expectation == .notFound)
+        #expect(inputs[1].bytes == [] && inputs[1].expectation == .empty)
+        #expect(inputs[2].bytes == seeds[0].bytes && inputs[2].mutations.isEmpty)
+        #expect(inputs[3].bytes == seeds[1].bytes && inputs[3].mutations.isEmpty)
+        #expect(inputs[4].mutations == ["all-zeros"] && inputs[4].bytes == Array(repeating: 0, count: 32))
+        // The front is done after the second seed's zeros: from there, a stage, then havoc.
+        let stage = { (input: TestInput) in
+            input.mutations.count == 1 && ["append-", "truncate@", "single-byte"].contains { input.mutations[0].hasPrefix($0) }
+        }
+        #expect(stage(inputs[6]) && !stage(inputs[7]) && stage(inputs[8]) && !stage(inputs[9]))
+        #expect(inputs.contains { $0.mutations == ["single-byte"] && $0.bytes == [UInt8(ascii: "O")] })
+        let truncated = Set(inputs.compactMap { input -> Int? in
+            guard input.seedName == "a.ok", let bytes = input.bytes, input.mutations == ["truncate@\(bytes.count)"] else { return nil }
+            return bytes == Array(seeds[0].bytes.prefix(bytes.count)) ? bytes.count : nil
+        })
+        #expect(truncated == Set(2..<seeds[0].bytes.count))
+        // Bytes after the end: 1, 16 and 4,096, zeros and random, for every seed.
+        for seed in seeds {
+            for length in InputSchedule.appendedLengths {
+                let zeros = inputs.first { $0.seedName == seed.name && $0.mutations == ["append-zeros@\(length)"] }
+                #expect(zeros?.bytes == seed.bytes + Array(repeating: 0, count: length))
+                let random = inputs.first { $0.seedName == seed.name && $0.mutations == ["append-random@\(length)"] }
+                #expect(random?.bytes?.starts(with: seed.bytes) == true && random?.bytes?.count == seed.bytes.count + length)
+            }
+        }
+    }
+
+    @Test("a shallow crash that any random change reaches is found before the deterministic stages end")
+    func shallowCrashEarly() throws {
+        // A loader that crashes on any same-length change behind its magic, seeds of 4 KiB:
+        // every truncation first would take thousands of executions.
+        struct Fragile: Executor {
+            let slots = 1
+            let seed: [UInt8]
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                guard let bytes = input.bytes, bytes.count == seed.count, bytes.starts(with: Array("OK".utf8)) else {
+                    return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
+                }
+                return Execution(outcome: bytes == seed ? .accepted(digest: "ok") : .crashed(signal: 6, frames: ["parse"], message: nil))
+            }
+        }
+        let seed = Array("OK".utf8) + (0..<4094).map { UInt8(truncatingIfNeeded: $0 % 50 + 32) }
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 400
+        configuration.minimize = false
+        let campaign = Campaign(
+            executor: Fragile(seed: seed), targetName: "fragile", targetCommand: "fragile @@", takesPath: true,
+            validator: nil, seeds: [Seed(name: "s", bytes: seed)], configuration: configuration)
+        let result = try campaign.run()
+        let crash = try #require(result.findings.first { $0.finding.kind == .crash })
+        #expect(crash.firstExecution < 100)
     }
 
     @Test("large files are truncated at sampled lengths, small ones at every length")

@@ -51,6 +51,21 @@ int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], in
 /// pipe2(fds, O_CLOEXEC): both ends close on exec, atomically.
 int cf_pipe_cloexec(int fds[2]);
 
+/// Makes this process the subreaper of everything it starts (Linux: PR_SET_CHILD_SUBREAPER):
+/// a target's descendants that escape its process group, even into a new session, are
+/// re-parented here instead of to init, so cf_reap_escapees can find them. Returns 0 on
+/// success, -1 where the platform has no subreapers (then escapees cannot be tracked).
+int cf_become_subreaper(void);
+
+/// Kills and reaps every child of this process that cf_run or cf_worker_spawn did not start
+/// (re-parented descendants of targets). Returns how many were still running (zombies are
+/// reaped and not counted); 0 unless cf_become_subreaper
+/// succeeded. Safe to call from any thread.
+int cf_reap_escapees(void);
+
+/// Tells the registry a child started by cf_worker_spawn has been reaped.
+void cf_forget_child(int pid);
+
 /// Installs a SIGINT/SIGTERM handler that only sets a flag; a second signal exits at once.
 void cf_install_interrupt_handler(void);
 /// Whether SIGINT or SIGTERM arrived since the handler was installed.

@@ -122,6 +122,42 @@ case "file":
     if text.contains("LOOP") { while true { sleep(1) } }
     if text.hasPrefix("OK") { print("digest: \(bytes.count) bytes"); exit(0) }
     fail("corrupt", "does not start with OK")
+case "escape":
+    // Leaves a process behind in a session of its own (what `setsid sleep 300 &` does), named
+    // by args[2] so a test can look for it, then rejects the input.
+    var ready: [Int32] = [0, 0]
+    _ = pipe(&ready)
+    if fork() == 0 {
+        close(ready[0])
+        _ = setsid()
+        close(ready[1])
+        let name = args.count > 2 ? args[2] : "corrupt-fuzz-escapee"
+        var argv: [UnsafeMutablePointer<CChar>?] = [strdup(name), strdup("300"), nil]
+        execv("/bin/sleep", &argv)
+        exit(127)
+    }
+    close(ready[1])
+    var byte: UInt8 = 0
+    _ = read(ready[0], &byte, 1)  // EOF once the child is in its own session
+    fail("corrupt", "left a process behind")
+case "checksum-validator":
+    // A validator whose message quotes checksums in hex without 0x, as real ones do: a file
+    // that does not start with "OK" is corrupt, with a checksum made from its bytes.
+    guard args.count > 2, let bytes = readFile(args[2]) else { fail("not-found") }
+    if bytes.isEmpty { fail("empty") }
+    if bytes.starts(with: [0x4F, 0x4B]) { exit(0) }
+    var hash: UInt32 = 2_166_136_261
+    for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+    let hex = String(hash, radix: 16)
+    let stored = String(UInt32(bytes.count) &* 2_654_435_761, radix: 16)
+    fail("corrupt", "checksum mismatch: stored \(stored), computed \(hex)")
+case "crashing-validator":
+    // A validator that crashes on inputs holding "BOOM" and judges the rest like `file`.
+    guard args.count > 2, let bytes = readFile(args[2]) else { fail("not-found") }
+    if bytes.isEmpty { fail("empty") }
+    if String(decoding: bytes, as: UTF8.self).contains("BOOM") { segfault() }
+    if bytes.starts(with: [0x4F, 0x4B]) { exit(0) }
+    fail("corrupt", "does not start with OK")
 default:
     writeAll(2, "unknown mode \(args[1])\n")
     exit(64)
