@@ -85,70 +85,80 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - Bundled examples (the demo's formats and loaders)
+        // MARK: - Bundled examples (the demo's formats and loaders), under Examples/
         .target(
             name: "CorruptFuzzExamples",
             dependencies: [
                 "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzXML", "CorruptFuzzGenerators",
                 "FriendListLoaders", "NotesLoaders",
             ],
+            path: "Examples/CorruptFuzzExamples",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "HabitLoaders",
+            path: "Examples/HabitLoaders",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "HabitLoaderNaive",
             dependencies: ["HabitLoaders"],
+            path: "Examples/HabitLoaderNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "HabitLoaderHardened",
             dependencies: ["HabitLoaders"],
+            path: "Examples/HabitLoaderHardened",
             swiftSettings: swiftSettings
         ),
 
         .target(
             name: "FriendListLoaders",
             dependencies: ["CorruptFuzzPlist"],
+            path: "Examples/FriendListLoaders",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "FriendListNaive",
             dependencies: ["FriendListLoaders"],
+            path: "Examples/FriendListNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "FriendListHardened",
             dependencies: ["FriendListLoaders"],
+            path: "Examples/FriendListHardened",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "NotesLoaders",
             dependencies: ["CLibXML2", "CorruptFuzzXML"],
+            path: "Examples/NotesLoaders",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "NotesLoaderNaive",
             dependencies: ["NotesLoaders"],
+            path: "Examples/NotesLoaderNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "NotesLoaderHardened",
             dependencies: ["NotesLoaders"],
+            path: "Examples/NotesLoaderHardened",
             swiftSettings: swiftSettings
         ),
 
         .executableTarget(
             name: "plist-harness",
-            path: "Sources/PlistHarness",
+            path: "Examples/PlistHarness",
             swiftSettings: swiftSettings
         ),
 
         .executableTarget(
             name: "xml-harness",
-            path: "Sources/XMLHarness",
+            path: "Examples/XMLHarness",
             swiftSettings: swiftSettings
         ),
 

@@ -13,7 +13,7 @@ import argparse, json, os, re, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
-# Planted bugs of Sources/HabitLoaderNaive/main.swift, recognised by kind and signature.
+# Planted bugs of Examples/HabitLoaderNaive/main.swift, recognised by kind and signature.
 BUGS = [
     ("crash: missing file force-unwrapped", "crash", r"nil while unwrapping"),
     # Release builds print no "Fatal error" line for bounds checks: any crash but the missing file.

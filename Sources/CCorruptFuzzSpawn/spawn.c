@@ -213,8 +213,8 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     r->err.total = 0;
 
     int out_pipe[2], err_pipe[2];
-    if (pipe2(out_pipe, O_CLOEXEC) != 0) { r->code = errno; return -1; }
-    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    if (cf_pipe_cloexec(out_pipe) != 0) { r->code = errno; return -1; }
+    if (cf_pipe_cloexec(err_pipe) != 0) {
         r->code = errno; close(out_pipe[0]); close(out_pipe[1]); return -1;
     }
     int null_fd = -1;
@@ -311,10 +311,8 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     // The child was vforked: at exec, Linux folds the high-water RSS of the address space it
     // left (ours) into its own maxrss. A peak that is not above our own is ours, not the
     // target's, so it is reported as unknown (0).
-    struct rusage self_usage;
-    memset(&self_usage, 0, sizeof self_usage);
-    getrusage(RUSAGE_SELF, &self_usage);
-    r->max_rss_kb = usage.ru_maxrss > self_usage.ru_maxrss ? usage.ru_maxrss : 0;
+    int64_t child_kb = cf_max_rss_kb(&usage), own_kb = cf_self_max_rss_kb();
+    r->max_rss_kb = child_kb > own_kb ? child_kb : 0;
 
     // Collect the rest of the output. Everything in the group is dead now, so EOF comes at once
     // unless a grandchild escaped into its own session; bound the wait for that case.
@@ -384,7 +382,38 @@ int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], in
     return pid;
 }
 
-int cf_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+int cf_pipe_cloexec(int fds[2]) {
+#ifdef __linux__
+    return pipe2(fds, O_CLOEXEC);
+#else
+    // No pipe2: the descriptors are inheritable until FD_CLOEXEC is set. Every spawn of ours
+    // holds children_lock across vfork, so holding it here keeps other slots' children from
+    // inheriting them in between.
+    pthread_mutex_lock(&children_lock);
+    int made = pipe(fds);
+    if (made == 0) {
+        fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+        fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    }
+    pthread_mutex_unlock(&children_lock);
+    return made;
+#endif
+}
+
+int64_t cf_max_rss_kb(const struct rusage *usage) {
+#ifdef __APPLE__
+    return (int64_t)usage->ru_maxrss / 1024;  // bytes on Darwin
+#else
+    return (int64_t)usage->ru_maxrss;         // kilobytes on Linux
+#endif
+}
+
+int64_t cf_self_max_rss_kb(void) {
+    struct rusage self;
+    memset(&self, 0, sizeof self);
+    getrusage(RUSAGE_SELF, &self);
+    return cf_max_rss_kb(&self);
+}
 
 // MARK: - Interrupts
 

@@ -29,7 +29,9 @@ public enum CrashSignature {
         /// The first frame that is not inlined holds the crashing instruction: its offset
         /// names the trap site when the top frame, inlined, has neither a line nor an offset.
         var physical: Frame?
-        for line in stderr.split(separator: "\n", omittingEmptySubsequences: true) {
+        // Lines may end in CRLF (a log that passed through Windows, a pty): "\r\n" is one
+        // Character, so split on any newline.
+        for line in stderr.split(whereSeparator: \.isNewline) {
             if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
             if line.hasPrefix("Thread "), inCrashedThread, !frames.isEmpty { break }
             if let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) {
@@ -53,7 +55,7 @@ public enum CrashSignature {
     /// The runtime's own explanation of the crash, if it printed one.
     public static func message(in stderr: String) -> String? {
         var inlinedFailure: String?
-        for line in stderr.split(separator: "\n") {
+        for line in stderr.split(whereSeparator: \.isNewline) {
             // An optimized build with debug info names the check in an inlined frame:
             // "0 [inlined] [system] 0x… Swift runtime failure: arithmetic overflow in loader at …".
             if inlinedFailure == nil, let range = line.firstRange(of: "Swift runtime failure: ") {

@@ -99,7 +99,13 @@ public struct Minimizer: Sendable {
                 n = min(n * 2, current.count)
             }
         }
-        if current.count == 1, check([]) == true { current = [] }
+        if current.count == 1 {
+            switch check([]) {
+            case true?: current = []
+            case false?: break
+            case nil: return Result(bytes: current, tests: tests, exhausted: true)
+            }
+        }
         return Result(bytes: current, tests: tests, exhausted: false)
     }
 }

@@ -7,7 +7,8 @@ public struct MutationContext: Sendable {
 
     public init(partner: [UInt8]? = nil, maxLength: Int = 1 << 20) {
         self.partner = partner
-        self.maxLength = maxLength
+        // A negative limit reads as none at all: no mutator may compute with it.
+        self.maxLength = max(0, maxLength)
     }
 }
 

@@ -161,7 +161,9 @@ public enum Normalize {
             appendWord(bytes[i..<end], to: &out)
             i = end
         }
-        return String(String(decoding: out, as: UTF8.self).prefix(200))
+        let normalized = String(decoding: out, as: UTF8.self)
+        // A cut message ends in "…", so it never ends like a ` [rule: NAME]` message it wasn't.
+        return normalized.count <= 200 ? normalized : String(normalized.prefix(199)) + "…"
     }
 
     /// One ASCII word: `#` if it is a number, else the word with its digit runs as `#`.

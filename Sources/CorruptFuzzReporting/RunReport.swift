@@ -54,7 +54,9 @@ public struct RunReport: Sendable {
 
 /// Formats seconds as JUnit wants them: no exponent, at most three decimals.
 public func junitTime(_ seconds: Double) -> String {
-    let millis = Int64((max(0, seconds) * 1000).rounded())
+    // NaN, infinities and absurd values (a rate over a near-zero time) must not trap.
+    guard seconds.isFinite else { return "0.000" }
+    let millis = Int64((min(max(0, seconds), 1e12) * 1000).rounded())
     let fraction = millis % 1000
     return "\(millis / 1000)." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + "\(fraction)"
 }

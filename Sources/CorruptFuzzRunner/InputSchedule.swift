@@ -3,11 +3,12 @@ import CorruptFuzzCore
 /// The deterministic sequence of inputs a campaign runs.
 ///
 /// First the few inputs every loader must handle (regressions, a missing file, an empty file,
-/// the seeds unchanged, all zeros); then the deterministic stages (the format's hostile
-/// catalogue, bytes appended after the end, every truncation) alternate one for one with havoc
-/// (stacked byte mutations and the format's random mutations over the growing pool), so a
-/// shallow crash that any random change reaches is found in the first second instead of after
-/// thousands of truncations; once the stages are done, havoc only.
+/// the seeds unchanged, all zeros); then the deterministic stages mixed with havoc (stacked
+/// byte mutations and the format's random mutations over the growing pool): the format's
+/// hostile catalogue three for one (it is where the deep, labelled bugs are), then bytes
+/// appended after the end and every truncation one for one. A shallow crash that any random
+/// change reaches is so found in the first second, not after thousands of truncations; once
+/// the stages are done, havoc only.
 ///
 /// It is a pure function of the seeds, the configuration and the inputs added to the pool, so
 /// the same `--seed` and corpus give the same inputs.
@@ -17,17 +18,20 @@ public struct InputSchedule: Sendable {
     private var pool: [TestInput]
     /// Run first, in order, before any havoc.
     private let front: [TestInput]
-    /// The deterministic stages, interleaved with havoc.
+    /// The format's catalogue, three inputs for each havoc input.
+    private let catalogue: [TestInput]
+    /// Appended bytes and truncations, one for one with havoc.
     private let stages: [TestInput]
     private var frontIndex = 0
+    private var catalogueIndex = 0
     private var stageIndex = 0
-    private var havocNext = false
+    private var turn = 0
     private let configuration: FuzzConfiguration
     private let structure: (any StructureAwareMutator)?
     private let maxPool = 512
 
     /// How many deterministic inputs there are (the first ones and the stages).
-    public var deterministicCount: Int { front.count + stages.count }
+    public var deterministicCount: Int { front.count + catalogue.count + stages.count }
 
     /// Lengths of the bytes appended after a valid file's end (an interrupted append, a sync
     /// conflict that concatenated two versions), as zeros and as random bytes.
@@ -65,7 +69,7 @@ public struct InputSchedule: Sendable {
         }
         self.front = front
 
-        var stages: [TestInput] = []
+        var hostile: [TestInput] = []
         // The format's catalogue reaches what byte-level changes cannot: lying lengths and
         // counts, future versions, wrong checksums, hostile documents. It goes first: it is
         // the cheapest way to the deep bugs.
@@ -77,10 +81,12 @@ public struct InputSchedule: Sendable {
                 let catalogue = traps.map { structure.catalogue(of: seed.bytes, traps: $0) } ?? structure.catalogue(of: seed.bytes)
                 for mutation in catalogue where mutation.bytes.count <= configuration.maxCatalogueInputLength
                     && seen.insert(mutation.bytes).inserted {
-                    stages.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
+                    hostile.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
             }
         }
+        catalogue = hostile
+        var stages: [TestInput] = []
         var appendRNG = FuzzRNG(seed: configuration.seed ^ 0xA99E_4D00)
         for seed in seeds where !seed.bytes.isEmpty {
             for length in Self.appendedLengths {
@@ -128,12 +134,15 @@ public struct InputSchedule: Sendable {
             defer { frontIndex += 1 }
             return front[frontIndex]
         }
-        if stageIndex < stages.count {
-            havocNext.toggle()
-            if havocNext {
-                defer { stageIndex += 1 }
-                return stages[stageIndex]
+        turn += 1
+        if catalogueIndex < catalogue.count {
+            if turn % 4 != 0 {
+                defer { catalogueIndex += 1 }
+                return catalogue[catalogueIndex]
             }
+        } else if stageIndex < stages.count, turn % 2 != 0 {
+            defer { stageIndex += 1 }
+            return stages[stageIndex]
         }
         return havoc()
     }

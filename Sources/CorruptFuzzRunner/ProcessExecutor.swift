@@ -141,7 +141,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         let peakKB = Int64(r.max_rss_kb)
         func oomMessage() -> String? {
             if let marker = outOfMemoryMarkers.first(where: { errText.contains($0) }) {
-                return errText.split(separator: "\n").first { $0.contains(marker) }.map { String($0.prefix(200)) } ?? marker
+                return errText.split(whereSeparator: \.isNewline).first { $0.contains(marker) }.map { String($0.prefix(200)) } ?? marker
             }
             if limits.memoryLimit > 0, peakKB * 1024 >= limits.memoryLimit * 9 / 10 {
                 return "peak memory \(peakKB / 1024) MiB of a \(limits.memoryLimit >> 20) MiB limit"
@@ -204,7 +204,7 @@ public enum ReasonLine {
     /// Returns the reason word of the first `reason:` line, if any, and the first non-empty line
     /// after it (or the first non-empty line, without a reason line).
     public static func parse(_ stderr: String) -> (reason: String?, message: String?) {
-        var lines = stderr.split(separator: "\n", omittingEmptySubsequences: true)[...]
+        var lines = stderr.split(whereSeparator: \.isNewline)[...]
         var reason: String?
         if let index = lines.firstIndex(where: { $0.hasPrefix("reason:") }) {
             let word = lines[index].dropFirst("reason:".count).trimmingCharacters(in: .whitespaces)

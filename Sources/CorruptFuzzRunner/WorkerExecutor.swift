@@ -113,9 +113,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             if result.code == 0 { result.code = 1 }  // a worker must not exit mid-input
         }
         // As in cf_run: a vforked child's maxrss starts at ours, so only a higher one is its own.
-        var own = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &own)
-        result.max_rss_kb = usage.ru_maxrss > own.ru_maxrss ? Int64(usage.ru_maxrss) : 0
+        let peak = cf_max_rss_kb(&usage)
+        result.max_rss_kb = peak > cf_self_max_rss_kb() ? peak : 0
         let outcome = ProcessExecutor.classify(result, stdout: [], stderr: stderr, limits: limits)
         return Execution(outcome: outcome, stderr: stderr, microseconds: micros(since: started))
     }

@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import CorruptFuzzRunner
 import Foundation
 
 /// Keeps every failing input of a check and gives them back first on the next run, as
@@ -25,7 +26,7 @@ struct RegressionStore {
 
     /// This test binary.
     static var executablePath: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        ExecutablePath.current
     }
 
     /// The stored inputs, in name order.

@@ -5,23 +5,29 @@ import Foundation
 /// The bundled demo that `corrupt-fuzz run` runs without arguments: example loaders shipped
 /// with the package, a naive one with realistic bugs and a hardened one, on their seed files.
 enum Demo {
+    /// What judges an example's inputs and guides its mutations.
+    enum Format {
+        /// A Kaitai Struct schema, relative to the package.
+        case schema(String)
+        /// A bundled format.
+        case builtin(String)
+    }
+
     /// One example: a loader executable built with the package and its corpus folder.
     struct Example {
         var name: String
         var executable: String
         var corpus: String
-        /// What labels inputs and guides mutations: `--schema FILE` (relative to the package)
-        /// or `--format NAME`.
-        var validatorArguments: [String]
+        var format: Format
     }
 
     static let examples: [Example] = [
-        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", validatorArguments: ["--schema", "Corpus/schemas/habit-tracker.ksy"]),
-        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", validatorArguments: ["--schema", "Corpus/schemas/habit-tracker.ksy"]),
-        Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", validatorArguments: ["--format", "friend-list"]),
-        Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", validatorArguments: ["--format", "friend-list"]),
-        Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", validatorArguments: ["--format", "notes"]),
-        Example(name: "notes-loader-hardened", executable: "notes-loader-hardened", corpus: "Corpus/notes", validatorArguments: ["--format", "notes"]),
+        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
+        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
+        Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
+        Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
+        Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", format: .builtin("notes")),
+        Example(name: "notes-loader-hardened", executable: "notes-loader-hardened", corpus: "Corpus/notes", format: .builtin("notes")),
     ]
 
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
@@ -41,12 +47,19 @@ enum Demo {
             guard FileManager.default.isExecutableFile(atPath: loader) else {
                 throw CorruptFuzzError(.unusableTarget, "the demo loader \(loader) is missing; build the package first (swift build)")
             }
-            let arguments = example.validatorArguments.first == "--schema"
-                ? ["--schema", root.appendingPathComponent(example.validatorArguments[1]).path] : example.validatorArguments
-            let options = try TargetOptions.parse(arguments)
+            let format: ResolvedFormat
+            switch example.format {
+            case .schema(let path):
+                format = try .ksy(root.appendingPathComponent(path).path)
+            case .builtin(let name):
+                guard let builtin = BuiltinFormat.named(name) else {
+                    throw CorruptFuzzError(.invalidArgument, "the demo names an unknown format \(name)")
+                }
+                format = .builtin(builtin)
+            }
             return try CampaignPlan.make(
                 target: "\(ShellWords.quote(loader)) @@", corpus: root.appendingPathComponent(example.corpus).path,
-                options: options, configuration: configuration, name: example.name)
+                format: format, appValidator: nil, configuration: configuration, name: example.name)
         }
     }
 
@@ -64,6 +77,6 @@ enum Demo {
     }
 
     static func executablePath() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        ExecutablePath.current
     }
 }

@@ -38,15 +38,13 @@ struct TargetOptions: ParsableArguments {
     var ksyPath: String? { schema.flatMap { $0.lowercased().hasSuffix(".xsd") ? nil : $0 } }
 
     @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
-    var timeout: String = "1s"
+    var timeout: Seconds = .defaultTimeout
 
     @Option(name: .long, help: ArgumentHelp("Address-space limit of the target, e.g. 1GB, 512MB; 0 for none.", valueName: "size"))
-    var memoryLimit: String = "1GB"
+    var memoryLimit: ByteSize = .defaultMemoryLimit
 
-    func limits() throws -> ProcessExecutor.Limits {
-        ProcessExecutor.Limits(
-            timeoutMilliseconds: Int(try Parse.seconds(timeout, option: "--timeout") * 1000),
-            memoryLimit: try Parse.bytes(memoryLimit, option: "--memory-limit"))
+    var limits: ProcessExecutor.Limits {
+        ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes)
     }
 
     func builtinFormat() throws -> BuiltinFormat? {
@@ -64,46 +62,16 @@ struct TargetOptions: ParsableArguments {
         if xsdPath != nil, format != "xml" {
             throw ValidationError("an XML Schema (--xsd or --schema FILE.xsd) needs --format xml")
         }
-        _ = try limits()
         _ = try builtinFormat()
     }
 
-    /// The arguments that select the same validator again, for replay commands.
-    var validatorArguments: String {
-        var words: [String] = []
-        if let schema { words.append("--schema \(ShellWords.quote(URL(fileURLWithPath: schema).standardizedFileURL.path))") }
-        if let validator { words.append("--validator \(ShellWords.quote(validator))") }
-        if let format { words.append("--format \(format)") }
-        if let xsd { words.append("--xsd \(ShellWords.quote(URL(fileURLWithPath: xsd).standardizedFileURL.path))") }
-        return words.joined(separator: " ")
-    }
-
-    /// The schema's format, if --schema was given.
-    func schemaFormat() throws -> SchemaFormat? {
-        guard let schema = ksyPath else { return nil }
-        do {
-            return try SchemaFormat(ksyPath: schema)
-        } catch {
-            throw CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)")
-        }
-    }
-
-    /// With --xsd: the XML format of that schema, generating documents from it when the
-    /// generator knows every construct the schema uses (else a warning says why not).
-    func xsdFormat() throws -> (format: XMLFormat, warning: String?)? {
-        guard let xsd = xsdPath else { return nil }
-        guard let data = FileManager.default.contents(atPath: xsd) else {
-            throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")
-        }
-        do {
-            return (try XMLFormat(xsd: [UInt8](data), name: xsd), nil)
-        } catch {
-            do {
-                return (XMLFormat(schema: try XMLSchemaValidator(xsd: [UInt8](data), name: xsd)), "no documents are generated from \(xsd): \(error)")
-            } catch {
-                throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(xsd): \(error)")
-            }
-        }
+    /// The format these options select (--format, --schema FILE.ksy or FILE.xsd, --xsd),
+    /// read and compiled once.
+    func resolvedFormat() throws -> ResolvedFormat? {
+        if let xsd = xsdPath { return try .xsd(xsd) }
+        if let schema = ksyPath { return try .ksy(schema) }
+        if let format = try builtinFormat() { return .builtin(format) }
+        return nil
     }
 
     /// The validator that labels inputs: the app's (--validator) when given, else the format's.
@@ -117,42 +85,106 @@ struct TargetOptions: ParsableArguments {
     /// The format's own reference validator (--format, --schema or --xsd), if one is selected.
     /// With --validator it does not label inputs; its verdict is reported beside each finding.
     func formatValidator() throws -> (any Validator)? {
-        if let xsd = xsdPath {
-            guard let data = FileManager.default.contents(atPath: xsd) else {
-                throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)")
-            }
-            do {
-                return try XMLSchemaValidator(xsd: [UInt8](data), name: xsd)
-            } catch {
-                throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(xsd): \(error)")
-            }
-        }
-        if let format = try builtinFormat() { return format.validator }
-        return try schemaFormat()?.validator
+        try resolvedFormat()?.validator
     }
 }
 
-/// Parsers for human-friendly durations and sizes.
-enum Parse {
-    /// Reads `60`, `60s`, `500ms`, `5m`, `1h` as seconds.
-    static func seconds(_ text: String, option: String) throws -> Double {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
-        for (suffix, factor) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value > 0 { return value * factor }
-        }
-        if let value = Double(text), value > 0 { return value }
-        throw ValidationError("\(option): '\(text)' is not a duration (try 60s, 500ms, 5m)")
+/// A format as the options selected it: what mutates and generates, its reference validator,
+/// its file extension, and the arguments that select it again in a replay command.
+struct ResolvedFormat {
+    var structure: (any StructureAwareMutator)?
+    var validator: any Validator
+    /// nil: the extension the seeds share.
+    var fileExtension: String?
+    var replayArguments: [String]
+    var warnings: [String] = []
+
+    static func builtin(_ format: BuiltinFormat) -> ResolvedFormat {
+        ResolvedFormat(structure: format.structure, validator: format.validator, fileExtension: format.fileExtension, replayArguments: ["--format \(format.name)"])
     }
 
-    /// Reads `1GB`, `512MB`, `64KB`, `1048576` as bytes (powers of 1024); `0` means none.
-    static func bytes(_ text: String, option: String) throws -> Int64 {
-        let upper = text.uppercased()
-        let units: [(String, Int64)] = [("GB", 1 << 30), ("G", 1 << 30), ("MB", 1 << 20), ("M", 1 << 20), ("KB", 1 << 10), ("K", 1 << 10), ("B", 1)]
-        for (suffix, factor) in units where upper.hasSuffix(suffix) {
-            if let value = Double(upper.dropLast(suffix.count)), value >= 0 { return Int64(value * Double(factor)) }
+    /// A Kaitai Struct schema: its validator, structure-aware mutations and generator.
+    static func ksy(_ path: String) throws -> ResolvedFormat {
+        let format: SchemaFormat
+        do {
+            format = try SchemaFormat(ksyPath: path)
+        } catch {
+            throw CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)")
         }
-        if let value = Int64(upper), value >= 0 { return value }
-        throw ValidationError("\(option): '\(text)' is not a size (try 1GB, 512MB, 0 for none)")
+        let ext = format.schema.fileExtension
+        return ResolvedFormat(
+            structure: format, validator: format.validator, fileExtension: ext.isEmpty ? nil : ext,
+            replayArguments: ["--schema \(ShellWords.quote(URL(fileURLWithPath: path).standardizedFileURL.path))"])
+    }
+
+    /// An XML Schema: libxml2 validates against it, and documents are generated from it when
+    /// the generator knows every construct it uses (else a warning says why not).
+    static func xsd(_ path: String) throws -> ResolvedFormat {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(path)")
+        }
+        let replay = ["--format xml", "--xsd \(ShellWords.quote(URL(fileURLWithPath: path).standardizedFileURL.path))"]
+        do {
+            let format = try XMLFormat(xsd: [UInt8](data), name: path)
+            return ResolvedFormat(structure: format, validator: format.validator, fileExtension: "xml", replayArguments: replay)
+        } catch let generatorProblem {
+            do {
+                let schema = try XMLSchemaValidator(xsd: [UInt8](data), name: path)
+                return ResolvedFormat(
+                    structure: XMLFormat(schema: schema), validator: schema, fileExtension: "xml", replayArguments: replay,
+                    warnings: ["no documents are generated from \(path): \(generatorProblem)"])
+            } catch {
+                throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(path): \(error)")
+            }
+        }
+    }
+}
+
+/// A duration option: `60`, `60s`, `500ms`, `5m`, `1h`; parsed and checked once, where the
+/// argument is read.
+struct Seconds: ExpressibleByArgument, Hashable, CustomStringConvertible {
+    var value: Double
+    /// The text the user gave (or the default's), for replay commands.
+    var description: String
+
+    static let defaultTimeout = Seconds(argument: "1s")!
+
+    init?(argument: String) {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        var parsed: Double?
+        for (suffix, factor) in units where argument.hasSuffix(suffix) {
+            if let number = Double(argument.dropLast(suffix.count)) { parsed = number * factor; break }
+        }
+        guard let value = parsed ?? Double(argument), value > 0, value.isFinite else { return nil }
+        self.value = value
+        description = argument
+    }
+
+    var milliseconds: Int { Int(min(value * 1000, Double(Int32.max))) }
+
+    static var defaultValueDescription: String { "a duration: 60s, 500ms, 5m" }
+}
+
+/// A size option: `1GB`, `512MB`, `64KB`, `1048576` (powers of 1024); `0` means none.
+struct ByteSize: ExpressibleByArgument, Hashable, CustomStringConvertible {
+    var bytes: Int64
+    var description: String
+
+    static let defaultMemoryLimit = ByteSize(argument: "1GB")!
+
+    init?(argument: String) {
+        let upper = argument.uppercased()
+        let units: [(String, Int64)] = [("GB", 1 << 30), ("G", 1 << 30), ("MB", 1 << 20), ("M", 1 << 20), ("KB", 1 << 10), ("K", 1 << 10), ("B", 1)]
+        var parsed: Int64?
+        for (suffix, factor) in units where upper.hasSuffix(suffix) {
+            if let number = Double(upper.dropLast(suffix.count)), number >= 0, number * Double(factor) < 9e18 {
+                parsed = Int64(number * Double(factor))
+            }
+            break
+        }
+        guard let bytes = parsed ?? Int64(upper), bytes >= 0 else { return nil }
+        self.bytes = bytes
+        description = argument
     }
 }
 

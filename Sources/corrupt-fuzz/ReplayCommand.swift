@@ -24,7 +24,7 @@ struct ReplayCommand: ParsableCommand {
         var anyFinding = false
         do {
             let command = try TargetCommand(targetOptions.target!)
-            let limits = try targetOptions.limits()
+            let limits = targetOptions.limits
             let format = try targetOptions.builtinFormat()
             let executor = try ProcessExecutor(
                 command: command, limits: limits, slots: 1,

@@ -29,7 +29,7 @@ struct RunCommand: ParsableCommand {
     var runs: Int?
 
     @Option(name: .long, help: ArgumentHelp("Stop after this long, e.g. 60s, 5m (default 60s without --runs).", valueName: "duration"))
-    var duration: String?
+    var duration: Seconds?
 
     @Option(name: .long, help: ArgumentHelp("Seed of every random choice; the same seed and corpus give the same inputs.", valueName: "n"))
     var seed: UInt64 = 0
@@ -46,7 +46,6 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if let runs, runs <= 0 { throw ValidationError("--runs must be positive") }
         if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
-        if let duration { _ = try Parse.seconds(duration, option: "--duration") }
         if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
         let hasTarget = targetOptions.target != nil
         let generates = targetOptions.schema != nil || targetOptions.xsd != nil
@@ -63,9 +62,9 @@ struct RunCommand: ParsableCommand {
         var configuration = FuzzConfiguration()
         configuration.seed = seed
         configuration.maxRuns = runs
-        configuration.maxSeconds = try duration.map { try Parse.seconds($0, option: "--duration") }
+        configuration.maxSeconds = duration?.value
         configuration.jobs = jobs ?? System.coreCount
-        configuration.limits = try targetOptions.limits()
+        configuration.limits = targetOptions.limits
         configuration.minimize = !noMinimize
         let plans: [CampaignPlan]
         do {
@@ -150,8 +149,8 @@ struct RunCommand: ParsableCommand {
             replayCommand: { suite, path in
                 var words = [tool, "replay", "--target", ShellWords.quote(suite.result.targetCommand)]
                 if !suite.replayValidatorArguments.isEmpty { words.append(suite.replayValidatorArguments) }
-                if timeout != "1s" { words += ["--timeout", timeout] }
-                if memory != "1GB" { words += ["--memory-limit", memory] }
+                if timeout.milliseconds != Seconds.defaultTimeout.milliseconds { words += ["--timeout", timeout.description] }
+                if memory.bytes != ByteSize.defaultMemoryLimit.bytes { words += ["--memory-limit", memory.description] }
                 words.append(ShellWords.quote(path))
                 return words.joined(separator: " ")
             })
@@ -193,8 +192,7 @@ struct RunCommand: ParsableCommand {
 
     /// How to call this tool again in a replay command.
     static var toolCommand: String {
-        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return ShellWords.quote(path)
+        ShellWords.quote(ExecutablePath.current)
     }
 
     static func isoTimestamp() -> String {
@@ -213,44 +211,40 @@ struct CampaignPlan {
     var replayValidatorArguments: String
     var warnings: [String]
 
+    /// Maps the command line into a ``CampaignSpec`` and assembles it.
     static func make(
         target: String, corpus: String?, options: TargetOptions, configuration: FuzzConfiguration, name: String? = nil
     ) throws -> CampaignPlan {
-        let command = try TargetCommand(target)
-        let schemaFormat = try options.schemaFormat()
-        let format = try options.builtinFormat()
-        var seeds: [Seed] = []
-        var warnings: [String] = []
-        let xsd = try options.xsdFormat()
-        if let warning = xsd?.warning { warnings.append(warning) }
-        let structure: (any StructureAwareMutator)? = schemaFormat ?? xsd?.format ?? format?.structure
-        if let corpus {
-            let loaded = try CorpusLoader.load(corpus, maxLength: configuration.maxInputLength)
-            seeds = loaded.0
-            warnings += loaded.1
-        } else if let generator = structure {
-            // No corpus: the schema or format generates the seeds, deterministically from --seed.
-            var rng = FuzzRNG(seed: configuration.seed)
-            seeds = (0..<8).map { Seed(name: "generated-\($0)", bytes: generator.generate(using: &rng)) }
-        }
-        let ext = schemaFormat?.schema.fileExtension ?? ""
-        let fileExtension = format?.fileExtension ?? (ext.isEmpty ? Self.commonExtension(seeds) : ext)
-        let executor = try ProcessExecutor(
-            command: command, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
-        let validator = try options.makeValidator(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
-        // With the app's own validator, the format's verdict is reported beside each finding.
-        let reference = options.validator == nil ? nil : try options.formatValidator()
-        let campaign = Campaign(
-            executor: executor, targetName: name ?? command.name, targetCommand: target, takesPath: command.takesPath,
-            validator: validator, seeds: seeds, configuration: configuration, structure: structure, reference: reference)
-        return CampaignPlan(
-            campaign: campaign, fileExtension: fileExtension, replayValidatorArguments: options.validatorArguments, warnings: warnings)
+        try make(
+            target: target, corpus: corpus, format: try options.resolvedFormat(), appValidator: options.validator,
+            configuration: configuration, name: name)
     }
 
-    /// The extension most seeds share, so inputs look like the real files.
-    static func commonExtension(_ seeds: [Seed]) -> String {
-        var counts: [String: Int] = [:]
-        for seed in seeds { counts[(seed.name as NSString).pathExtension, default: 0] += 1 }
-        return counts.max { a, b in a.value < b.value || (a.value == b.value && a.key > b.key) }?.key ?? ""
+    /// A campaign of `target` on `corpus` (or seeds the format generates), labelled by the app's
+    /// validator command when given, else by the format's.
+    static func make(
+        target: String, corpus: String?, format: ResolvedFormat?, appValidator: String?, configuration: FuzzConfiguration,
+        name: String? = nil
+    ) throws -> CampaignPlan {
+        let command = try TargetCommand(target)
+        var validator: (any Validator)? = format?.validator
+        var reference: (any Validator)?
+        if let appValidator {
+            // The app's validator labels; the format's verdict is reported beside each finding.
+            validator = try ExternalValidator(
+                command: try TargetCommand(appValidator), limits: configuration.limits, slots: configuration.jobs,
+                fileExtension: format?.fileExtension ?? "")
+            reference = format?.validator
+        }
+        let spec = CampaignSpec(
+            target: .command(command), name: name, format: format?.structure, validator: validator, reference: reference,
+            seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount),
+            fileExtension: format?.fileExtension, configuration: configuration)
+        let assembled = try spec.assemble()
+        var replay = appValidator.map { ["--validator \(ShellWords.quote($0))"] } ?? []
+        replay += format?.replayArguments ?? []
+        return CampaignPlan(
+            campaign: assembled.campaign, fileExtension: assembled.fileExtension, replayValidatorArguments: replay.joined(separator: " "),
+            warnings: (format?.warnings ?? []) + assembled.warnings)
     }
 }

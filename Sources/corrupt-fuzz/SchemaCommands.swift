@@ -109,15 +109,24 @@ struct GenerateCommand: ParsableCommand {
     }
 }
 
-/// `corrupt-fuzz validate`: checks files against a schema and prints each violation.
+/// `corrupt-fuzz validate`: checks files with a format's reference validator (a .ksy schema, an
+/// XML Schema, or a bundled format) and prints each violation.
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "validate", abstract: "Check files against a .ksy schema; exit 1 if any is invalid.")
+        commandName: "validate",
+        abstract: "Check files with a format's validator (--schema FILE.ksy|FILE.xsd, --xsd, or --format NAME); exit 1 if any is invalid.")
 
-    @Option(name: .long, help: ArgumentHelp("The binary layout (.ksy).", valueName: "file.ksy"))
-    var schema: String
+    @Option(name: .long, help: ArgumentHelp("A binary layout (.ksy) or an XML Schema (.xsd).", valueName: "file"))
+    var schema: String?
 
-    @Flag(name: .long, help: "Print only the first violation of each file.")
+    @Option(name: .long, help: ArgumentHelp("An XML Schema (.xsd).", valueName: "file.xsd"))
+    var xsd: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A bundled format (\(BuiltinFormat.names.joined(separator: ", "))).", valueName: "name"))
+    var format: String?
+
+    @Flag(name: .long, help: "Print only the first violation of each file (.ksy schemas list them all otherwise).")
     var first = false
 
     @Argument(help: ArgumentHelp("Files to check.", valueName: "file"))
@@ -125,9 +134,49 @@ struct ValidateCommand: ParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("validate needs at least one file") }
+        if schema == nil, xsd == nil, format == nil { throw ValidationError("validate needs --schema, --xsd or --format") }
     }
 
     func run() throws {
+        if let schema, !schema.lowercased().hasSuffix(".xsd"), format == nil {
+            try runKSY(schema)
+            return
+        }
+        // The same format options as run and replay, read the same way.
+        var arguments: [String] = []
+        if let schema { arguments += ["--schema", schema] }
+        if let xsd { arguments += ["--xsd", xsd] }
+        if let format { arguments += ["--format", format] } else if xsd != nil || schema != nil { arguments += ["--format", "xml"] }
+        let validator: any Validator
+        do {
+            let options = try TargetOptions.parse(arguments)
+            guard let made = try options.formatValidator() else { throw ValidationError("no validator for these options") }
+            validator = made
+        } catch let error as CorruptFuzzError {
+            throw configurationError(error)
+        }
+        var invalid = 0
+        for file in files {
+            let bytes = FileManager.default.contents(atPath: file).map { [UInt8]($0) }
+            switch validator.validate(bytes) {
+            case .valid:
+                print("\(file): valid")
+            case .invalid(let reason, let message):
+                invalid += 1
+                print("\(file): \(reason ?? "invalid"): \(message)")
+            case .undecided(let why):
+                invalid += 1
+                print("\(file): undecided: \(why)")
+            case .error(_, let detail):
+                invalid += 1
+                print("\(file): validator error: \(detail)")
+            }
+        }
+        if invalid > 0 { throw ExitCode(1) }
+    }
+
+    /// A .ksy schema lists every violation, with its path.
+    private func runKSY(_ schema: String) throws {
         let parser: SchemaParser
         do {
             parser = SchemaParser(schema: try KSYLoader.load(contentsOf: schema))

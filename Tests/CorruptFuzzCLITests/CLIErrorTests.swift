@@ -48,11 +48,11 @@ struct CLIErrorTests {
     }
 
     @Test("bad option values and combinations", arguments: [
-        (["run", "--duration", "soon"], "is not a duration"),
+        (["run", "--duration", "soon"], "The value 'soon' is invalid for '--duration"),
         (["run", "--target", "/bin/true @@"], "--target needs --corpus"),
         (["run", "--schema", "x.ksy"], "need --target"),
         (["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--xsd", "Corpus/schemas/notes.xsd"], "needs --format xml"),
-        (["run", "--memory-limit", "lots"], "is not a size"),
+        (["run", "--memory-limit", "lots"], "The value 'lots' is invalid for '--memory-limit"),
         (["run", "--runs", "0"], "--runs must be positive"),
         (["run", "--format", "nope"], "unknown format"),
         (["replay", "x"], "replay needs --target"),

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,11 @@ int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], in
 
 /// pipe2(fds, O_CLOEXEC): both ends close on exec, atomically.
 int cf_pipe_cloexec(int fds[2]);
+
+/// Peak resident set size in kilobytes (getrusage gives kilobytes on Linux, bytes on Darwin).
+int64_t cf_max_rss_kb(const struct rusage *usage);
+/// This process's own peak resident set size in kilobytes.
+int64_t cf_self_max_rss_kb(void);
 
 /// Makes this process the subreaper of everything it starts (Linux: PR_SET_CHILD_SUBREAPER):
 /// a target's descendants that escape its process group, even into a new session, are

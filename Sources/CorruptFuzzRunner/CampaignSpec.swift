@@ -1,0 +1,127 @@
+import CorruptFuzzCore
+import Foundation
+
+/// Everything a campaign is made of, typed: what runs, what mutates, what judges, from which
+/// seeds, under which limits. Every entry point (the command line, the bundled demo,
+/// CorruptFuzzTesting) fills one in, and ``assemble()`` turns it into a ``Campaign``: there is
+/// one way to put a campaign together.
+public struct CampaignSpec: Sendable {
+    /// What runs each input.
+    public enum Target: Sendable {
+        /// A command line, one process per input (`@@` is the input's path).
+        case command(TargetCommand)
+        /// An executor the caller made (in-process closures, persistent workers).
+        case executor(any Executor, command: String, takesPath: Bool)
+    }
+
+    /// Where the seeds come from.
+    public enum Seeds: Sendable {
+        /// The files of a corpus folder.
+        case corpus(String)
+        /// Seeds in memory; when empty, the format generates them.
+        case given([Seed])
+        /// The format generates this many (deterministically from the configuration's seed).
+        case generated(count: Int)
+    }
+
+    public var target: Target
+    /// The target's name in reports (default: the command's name).
+    public var name: String?
+    /// The format: structure-aware mutations, hostile catalogue and generator, if any.
+    public var format: (any StructureAwareMutator)?
+    /// What labels inputs: the app's validator, or the format's.
+    public var validator: (any Validator)?
+    /// The format's own validator when `validator` is the app's: reported beside findings.
+    public var reference: (any Validator)?
+    public var seeds: Seeds
+    /// The input files' extension (nil: the format's, else the one most seeds share).
+    public var fileExtension: String?
+    public var configuration: FuzzConfiguration
+    /// Inputs that failed before, run first.
+    public var regressions: [TestInput]
+
+    public init(
+        target: Target, name: String? = nil, format: (any StructureAwareMutator)? = nil, validator: (any Validator)? = nil,
+        reference: (any Validator)? = nil, seeds: Seeds, fileExtension: String? = nil,
+        configuration: FuzzConfiguration = FuzzConfiguration(), regressions: [TestInput] = []
+    ) {
+        self.target = target
+        self.name = name
+        self.format = format
+        self.validator = validator
+        self.reference = reference
+        self.seeds = seeds
+        self.fileExtension = fileExtension
+        self.configuration = configuration
+        self.regressions = regressions
+    }
+
+    /// A campaign ready to run, with what the report needs to know about it.
+    public struct Assembled: Sendable {
+        public var campaign: Campaign
+        /// The input files' extension, for reproducer files.
+        public var fileExtension: String
+        /// Problems that did not stop the campaign (unreadable corpus files…).
+        public var warnings: [String]
+    }
+
+    /// How many seeds a format generates when there is no corpus.
+    public static let generatedSeedCount = 8
+
+    /// Loads or generates the seeds, makes the executor and the campaign.
+    /// - Throws: ``CorruptFuzzError`` when the corpus is unusable, no seed can be had, or the
+    ///   target cannot be set up.
+    public func assemble() throws(CorruptFuzzError) -> Assembled {
+        var warnings: [String] = []
+        var seedFiles: [Seed]
+        switch seeds {
+        case .corpus(let folder):
+            let loaded = try CorpusLoader.load(folder, maxLength: configuration.maxInputLength)
+            seedFiles = loaded.seeds
+            warnings += loaded.warnings
+        case .given(let given):
+            seedFiles = given
+        case .generated:
+            seedFiles = []
+        }
+        if seedFiles.isEmpty {
+            guard let format else {
+                throw CorruptFuzzError(.unusableCorpus, "no seeds: give a corpus, or a format or schema that generates them")
+            }
+            var count = Self.generatedSeedCount
+            if case .generated(let n) = seeds { count = max(1, n) }
+            var rng = FuzzRNG(seed: configuration.seed)
+            seedFiles = (0..<count).map { Seed(name: "generated-\($0)", bytes: format.generate(using: &rng)) }
+        }
+        let fileExtension = self.fileExtension ?? Self.commonExtension(seedFiles)
+        let executor: any Executor
+        let command: String
+        let takesPath: Bool
+        let defaultName: String
+        switch target {
+        case .command(let targetCommand):
+            executor = try ProcessExecutor(
+                command: targetCommand, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
+            command = targetCommand.line
+            takesPath = targetCommand.takesPath
+            defaultName = targetCommand.name
+        case .executor(let given, let line, let path):
+            executor = given
+            command = line
+            takesPath = path
+            defaultName = line
+        }
+        let campaign = Campaign(
+            executor: executor, targetName: name ?? defaultName, targetCommand: command, takesPath: takesPath,
+            validator: validator, seeds: seedFiles, configuration: configuration, structure: format,
+            regressions: regressions, reference: reference)
+        return Assembled(campaign: campaign, fileExtension: fileExtension, warnings: warnings)
+    }
+
+    /// The extension most seeds share, so inputs look like the real files.
+    static func commonExtension(_ seeds: [Seed]) -> String {
+        var counts: [String: Int] = [:]
+        for seed in seeds { counts[(seed.name as NSString).pathExtension, default: 0] += 1 }
+        return counts.max { a, b in a.value < b.value || (a.value == b.value && a.key > b.key) }?.key ?? ""
+    }
+}
