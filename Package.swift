@@ -1,8 +1,11 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // Applies to this package's own targets only (SwiftPM ignores it for packages that depend
+    // on corrupt-fuzz).
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(
@@ -219,7 +222,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzTestingTests",
-            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders", "NotesLoaders"],
+            dependencies: [
+                "CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders", "NotesLoaders",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

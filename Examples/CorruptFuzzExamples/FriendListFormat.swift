@@ -45,10 +45,13 @@ public struct FriendListFormat: FuzzFormat {
         public var birthday: Date
     }
 
-    static let generator = KeyedArchiveGenerator(Values.self, overrides: [
-        "friends.name": .nonEmptyString(maxLength: 20),
-        "friends.birthday": .date(in: Date(timeIntervalSince1970: -2_208_988_800)...Date(timeIntervalSince1970: 4_102_444_800)),
-    ]) { values in
+    static let generator = KeyedArchiveGenerator(
+        Values.self,
+        overrides: [
+            "friends.name": .nonEmptyString(maxLength: 20),
+            "friends.birthday": .date(in: Date(timeIntervalSince1970: -2_208_988_800)...Date(timeIntervalSince1970: 4_102_444_800)),
+        ]
+    ) { values in
         FriendList(friends: values.friends.map { Friend(name: $0.name, birthday: $0.birthday) })
     }
 
@@ -102,8 +105,9 @@ public struct FriendListFormat: FuzzFormat {
                 p.objectRefSize = max(p.objectRefSize, BinaryPlist.bytesNeeded(UInt64(p.objects.count)))
             }
         }
-        edit("version=future", Expectation(reason: "unsupported-version", because: "a file from a newer app version must not be called corrupt"),
-             setVersion(.integer(Int128(FriendList.currentVersion + 1), widthLog2: 0)))
+        edit(
+            "version=future", Expectation(reason: "unsupported-version", because: "a file from a newer app version must not be called corrupt"),
+            setVersion(.integer(Int128(FriendList.currentVersion + 1), widthLog2: 0)))
         edit("version=0", corrupt("version 0 was never written"), setVersion(.integer(0, widthLog2: 0)))
         edit("version=-1", corrupt("a negative version was never written"), setVersion(.integer(-1, widthLog2: 3)))
         edit("version=missing", corrupt("a friend list without a version cannot be read safely"), setVersion(nil))
@@ -112,8 +116,10 @@ public struct FriendListFormat: FuzzFormat {
             var copy = plist
             copy.offsets = nil
             copy.objects[exploding.birthdayRef] = .ascii(Array("yesterday".utf8), length: .inline)
-            out.append(StructuredMutation(bytes: BinaryPlistWriter.write(copy), name: "exploding-object",
-                                          expectation: corrupt("a friend whose birthday fails to decode")))
+            out.append(
+                StructuredMutation(
+                    bytes: BinaryPlistWriter.write(copy), name: "exploding-object",
+                    expectation: corrupt("a friend whose birthday fails to decode")))
         }
         return out
     }
@@ -162,9 +168,10 @@ extension FriendListFormat {
         }
         guard version == 1 else { return corrupt("version: \(version) is not a valid version") }
         guard let friendsRef = fields["friends"], let array = graph.deref(friendsRef),
-              let arrayFields = graph.fields(of: array, className: nil),
-              ["NSArray", "NSMutableArray"].contains(graph.className(of: array) ?? ""),
-              let list = arrayFields["NS.objects"], case .array(let elements, _) = plist.objects[list] else {
+            let arrayFields = graph.fields(of: array, className: nil),
+            ["NSArray", "NSMutableArray"].contains(graph.className(of: array) ?? ""),
+            let list = arrayFields["NS.objects"], case .array(let elements, _) = plist.objects[list]
+        else {
             return corrupt("friends: missing or not an array")
         }
         for (index, element) in elements.enumerated() {
@@ -177,7 +184,8 @@ extension FriendListFormat {
             }
             if name.isEmpty { return corrupt("\(here).name: empty") }
             guard let dateRef = f["birthday"], let date = graph.deref(dateRef), graph.className(of: date) == "NSDate",
-                  let timeRef = graph.fields(of: date, className: "NSDate")?["NS.time"], case .real(let time, _) = plist.objects[timeRef] else {
+                let timeRef = graph.fields(of: date, className: "NSDate")?["NS.time"], case .real(let time, _) = plist.objects[timeRef]
+            else {
                 return corrupt("\(here).birthday: missing or not a date")
             }
             let birthday = Date(timeIntervalSinceReferenceDate: time)
@@ -192,7 +200,8 @@ extension FriendListFormat {
     static func rootObject(_ plist: BinaryPlist) -> Int? {
         let graph = Graph(plist: plist)
         guard let topRef = graph.top["$top"], case .dictionary(let k, let v, _) = plist.objects[topRef],
-              let rootUID = zip(k, v).first(where: { string(plist.objects[$0.0]) == "root" })?.1 else { return nil }
+            let rootUID = zip(k, v).first(where: { string(plist.objects[$0.0]) == "root" })?.1
+        else { return nil }
         return graph.deref(rootUID)
     }
 
@@ -201,7 +210,8 @@ extension FriendListFormat {
         let graph = Graph(plist: plist)
         for ref in graph.table {
             guard graph.className(of: ref) == "FriendListLoaders.Friend", let fields = graph.fields(of: ref, className: nil),
-                  let birthday = fields["birthday"], let target = graph.deref(birthday) else { continue }
+                let birthday = fields["birthday"], let target = graph.deref(birthday)
+            else { continue }
             return (ref, target)
         }
         return nil
@@ -242,9 +252,10 @@ extension FriendListFormat {
 
         func className(of ref: Int) -> String? {
             guard case .dictionary(let k, let v, _) = plist.objects[ref],
-                  let classRef = zip(k, v).first(where: { FriendListFormat.string(plist.objects[$0.0]) == "$class" })?.1,
-                  let description = deref(classRef), case .dictionary(let ck, let cv, _) = plist.objects[description],
-                  let nameRef = zip(ck, cv).first(where: { FriendListFormat.string(plist.objects[$0.0]) == "$classname" })?.1 else { return nil }
+                let classRef = zip(k, v).first(where: { FriendListFormat.string(plist.objects[$0.0]) == "$class" })?.1,
+                let description = deref(classRef), case .dictionary(let ck, let cv, _) = plist.objects[description],
+                let nameRef = zip(ck, cv).first(where: { FriendListFormat.string(plist.objects[$0.0]) == "$classname" })?.1
+            else { return nil }
             return FriendListFormat.string(plist.objects[nameRef])
         }
     }

@@ -22,7 +22,8 @@ public final class Friend: NSObject, NSSecureCoding {
     /// error (under `.setErrorAndReturn`) instead of an exception.
     public init?(coder: NSCoder) {
         guard let name = coder.decodeObject(of: NSString.self, forKey: "name"),
-              let birthday = coder.decodeObject(of: NSDate.self, forKey: "birthday") else {
+            let birthday = coder.decodeObject(of: NSDate.self, forKey: "birthday")
+        else {
             return nil
         }
         self.name = name as String
@@ -67,8 +68,9 @@ public final class FriendList: NSObject, NSSecureCoding {
             return
         }
         guard version == 1,
-              let array = coder.decodeObject(of: [NSArray.self, Friend.self], forKey: "friends") as? NSArray,
-              let friends = array as? [Friend] else {
+            let array = coder.decodeObject(of: [NSArray.self, Friend.self], forKey: "friends") as? NSArray,
+            let friends = array as? [Friend]
+        else {
             return nil
         }
         self.friends = friends

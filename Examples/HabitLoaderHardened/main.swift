@@ -3,9 +3,9 @@
 // The hardened loader (HabitLoaders.HardenedHabitLoader) as a target-protocol executable:
 // exit 0 with a digest line per habit, or exit 1 with `reason: WORD` first on stderr.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import HabitLoaders
 

@@ -3,9 +3,9 @@
 // The naive loader (HabitLoaders.NaiveHabitLoader) as a target-protocol executable, with one
 // more bug of its own: it force-unwraps the file read, so a missing file crashes it.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import HabitLoaders
 

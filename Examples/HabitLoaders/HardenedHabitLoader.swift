@@ -17,7 +17,6 @@ private let habitLimit = 10_000, dateLimit = 100_000, nameLimit = 256, lastDay =
 
 private func fail(_ reason: String, _ message: String) -> HabitLoadError { HabitLoadError(reason: reason, message: message) }
 
-
 private let crcTable: [UInt32] = (0..<256).map { n in
     (0..<8).reduce(UInt32(n)) { c, _ in c & 1 == 1 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
 }
@@ -44,7 +43,6 @@ private struct Cursor {
         try take(width, what).reversed().reduce(0) { $0 << 8 | Int($1) }
     }
 }
-
 
 func loadHardened(_ bytes: [UInt8]) throws(HabitLoadError) -> [LoadedHabit] {
     if bytes.isEmpty { throw fail("empty", "the file is empty") }
@@ -95,4 +93,3 @@ private func longestStreak(_ days: [Int]) -> Int {
     }
     return best
 }
-

@@ -30,7 +30,8 @@ case "secure":
     do {
         let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
         unarchiver.decodingFailurePolicy = .setErrorAndReturn
-        let value = unarchiver.decodeObject(of: [NSArray.self, NSDictionary.self, NSString.self, NSNumber.self, NSDate.self, NSData.self], forKey: NSKeyedArchiveRootObjectKey)
+        let value = unarchiver.decodeObject(
+            of: [NSArray.self, NSDictionary.self, NSString.self, NSNumber.self, NSDate.self, NSData.self], forKey: NSKeyedArchiveRootObjectKey)
         if let error = unarchiver.error { reject(error) }
         print(value.map { "\(type(of: $0))" } ?? "nil")
     } catch { reject(error) }

@@ -6,7 +6,7 @@
 // `reason: corrupt` and the parser's error when it rejects it. Crashes are Foundation's.
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 final class Digest: NSObject, XMLParserDelegate {

@@ -72,7 +72,8 @@ public enum CrashSignature {
             }
             if line.contains("runtime error: ") { return String(line.prefix(160)) }
             if line.hasPrefix("malloc(): ") || line.hasPrefix("free(): ") || line.hasPrefix("double free")
-                || line.hasPrefix("*** stack smashing") || line.hasPrefix("corrupted ") {
+                || line.hasPrefix("*** stack smashing") || line.hasPrefix("corrupted ")
+            {
                 return String(line.prefix(160))
             }
         }
@@ -160,7 +161,7 @@ extension StringProtocol {
     /// The text without leading and trailing whitespace.
     func trimmingSpaces() -> SubSequence {
         guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace })
+            let last = lastIndex(where: { !$0.isWhitespace })
         else { return self[endIndex...] }
         return self[first...last]
     }

@@ -104,7 +104,9 @@ extension Oracle {
         default: break
         }
         if let url = fetched.first {
-            return ("fetched a URL the document named", "the loader requested \(url) while it read the file: external DTDs or entities are loaded from the network")
+            return (
+                "fetched a URL the document named", "the loader requested \(url) while it read the file: external DTDs or entities are loaded from the network"
+            )
         }
         guard let traps else { return nil }
         let token = Array(traps.canaryToken.utf8)
@@ -112,8 +114,10 @@ extension Oracle {
         // minimizer finds such inputs): only a token the input does not hold is a leak.
         if Self.occurs(token, in: input) { return nil }
         for (stream, bytes) in [("output", execution.stdout), ("error output", execution.stderr)] where Self.occurs(token, in: bytes) {
-            return ("read a local file through an external entity",
-                    "the content of \(traps.canaryPath), named by an external entity, appears in the loader's \(stream)")
+            return (
+                "read a local file through an external entity",
+                "the content of \(traps.canaryPath), named by an external entity, appears in the loader's \(stream)"
+            )
         }
         return nil
     }
@@ -169,7 +173,8 @@ public enum Normalize {
     /// One ASCII word: `#` if it is a number, else the word with its digit runs as `#`.
     private static func appendWord(_ word: ArraySlice<UInt8>, to out: inout [UInt8]) {
         let hash = UInt8(ascii: "#")
-        let hexLiteral = word.count > 2 && word.first == UInt8(ascii: "0")
+        let hexLiteral =
+            word.count > 2 && word.first == UInt8(ascii: "0")
             && (word[word.startIndex + 1] | 0x20) == UInt8(ascii: "x") && word.dropFirst(2).allSatisfy(isHexDigit)
         if hexLiteral || (word.allSatisfy(isHexDigit) && word.contains(where: isDigit)) {
             out.append(hash)

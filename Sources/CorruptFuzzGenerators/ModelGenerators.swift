@@ -20,8 +20,10 @@ public struct PropertyListGenerator<Model: Codable>: Sendable {
     /// - Parameters:
     ///   - format: `.binary` or `.xml`.
     ///   - overrides: rules for fields, keyed by coding path (see ``Arbitrary``).
-    public init(_ model: Model.Type, format: PropertyListSerialization.PropertyListFormat = .binary,
-                overrides: [String: ArbitraryOverride] = [:], limits: Arbitrary.Limits = .init()) {
+    public init(
+        _ model: Model.Type, format: PropertyListSerialization.PropertyListFormat = .binary,
+        overrides: [String: ArbitraryOverride] = [:], limits: Arbitrary.Limits = .init()
+    ) {
         self.format = format
         self.overrides = overrides
         self.limits = limits
@@ -60,9 +62,11 @@ public struct KeyedArchiveGenerator<Values: Decodable>: Sendable {
     public let format: PropertyListSerialization.PropertyListFormat
     private let build: @Sendable (Values) -> NSObject
 
-    public init(_ values: Values.Type, overrides: [String: ArbitraryOverride] = [:], limits: Arbitrary.Limits = .init(),
-                requiringSecureCoding: Bool = true, format: PropertyListSerialization.PropertyListFormat = .binary,
-                build: @escaping @Sendable (Values) -> NSObject) {
+    public init(
+        _ values: Values.Type, overrides: [String: ArbitraryOverride] = [:], limits: Arbitrary.Limits = .init(),
+        requiringSecureCoding: Bool = true, format: PropertyListSerialization.PropertyListFormat = .binary,
+        build: @escaping @Sendable (Values) -> NSObject
+    ) {
         self.overrides = overrides
         self.limits = limits
         self.requiringSecureCoding = requiringSecureCoding
@@ -77,8 +81,10 @@ public struct KeyedArchiveGenerator<Values: Decodable>: Sendable {
     }
 
     /// Archives `root` under NSKeyedArchiver's root key, as `archivedData(withRootObject:)` does.
-    public static func archive(_ root: NSObject, requiringSecureCoding: Bool = true,
-                               format: PropertyListSerialization.PropertyListFormat = .binary) throws -> [UInt8] {
+    public static func archive(
+        _ root: NSObject, requiringSecureCoding: Bool = true,
+        format: PropertyListSerialization.PropertyListFormat = .binary
+    ) throws -> [UInt8] {
         let archiver = NSKeyedArchiver(requiringSecureCoding: requiringSecureCoding)
         archiver.outputFormat = format
         archiver.encode(root, forKey: NSKeyedArchiveRootObjectKey)

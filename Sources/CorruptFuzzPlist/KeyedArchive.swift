@@ -36,8 +36,9 @@ public enum KeyedArchiveChecker {
             for (kk, vv) in zip(k, vals) where string(objects[kk]) == "$class" {
                 guard case .uid(let uid, _) = objects[vv], uid < UInt64(table.count) else { return "$objects[\(index)].$class: not a UID in range" }
                 guard case .dictionary(let ck, let cv, _) = objects[table[Int(uid)]],
-                      let nameRef = zip(ck, cv).first(where: { string(objects[$0.0]) == "$classname" })?.1,
-                      string(objects[nameRef]) != nil else {
+                    let nameRef = zip(ck, cv).first(where: { string(objects[$0.0]) == "$classname" })?.1,
+                    string(objects[nameRef]) != nil
+                else {
                     return "$objects[\(index)].$class: $objects[\(uid)] is not a class description"
                 }
             }
@@ -102,11 +103,13 @@ extension KeyedArchiveChecker {
     public static func foundationProblem(in plist: BinaryPlist) -> String? {
         let objects = plist.objects
         guard case .dictionary(let keys, let values, _) = objects[plist.topObject],
-              let objectsRef = zip(keys, values).first(where: { string(objects[$0.0]) == "$objects" })?.1,
-              case .array(let table, _) = objects[objectsRef] else { return "$objects: missing" }
+            let objectsRef = zip(keys, values).first(where: { string(objects[$0.0]) == "$objects" })?.1,
+            case .array(let table, _) = objects[objectsRef]
+        else { return "$objects: missing" }
         func className(_ classRef: Int) -> String? {
             guard case .uid(let uid, _) = objects[classRef], uid < UInt64(table.count),
-                  case .dictionary(let ck, let cv, _) = objects[table[Int(uid)]] else { return nil }
+                case .dictionary(let ck, let cv, _) = objects[table[Int(uid)]]
+            else { return nil }
             return zip(ck, cv).first(where: { string(objects[$0.0]) == "$classname" }).flatMap { string(objects[$0.1]) }
         }
         for (index, ref) in table.enumerated() {
@@ -130,7 +133,9 @@ extension KeyedArchiveChecker {
                     }
                     switch name {
                     case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet":
-                        guard let list = fields["NS.objects"], case .array(let elements, _) = objects[list] else { return "\(here).NS.objects: missing or not an array" }
+                        guard let list = fields["NS.objects"], case .array(let elements, _) = objects[list] else {
+                            return "\(here).NS.objects: missing or not an array"
+                        }
                         // A collection cannot hold nil: Foundation would drop the element.
                         let holdsNull = elements.contains { if case .uid(0, _) = objects[$0] { true } else { false } }
                         guard !holdsNull else {
@@ -138,17 +143,21 @@ extension KeyedArchiveChecker {
                         }
                     case "NSDictionary", "NSMutableDictionary":
                         guard let ks = fields["NS.keys"], let vs = fields["NS.objects"],
-                              case .array(let kr, _) = objects[ks], case .array(let vr, _) = objects[vs], kr.count == vr.count else {
+                            case .array(let kr, _) = objects[ks], case .array(let vr, _) = objects[vs], kr.count == vr.count
+                        else {
                             return "\(here): NS.keys and NS.objects missing, not arrays or of different lengths"
                         }
                     case "NSDate":
-                        guard let time = fields["NS.time"], case .real(let t, _) = objects[time], t.isFinite else { return "\(here).NS.time: missing or not a finite real" }
+                        guard let time = fields["NS.time"], case .real(let t, _) = objects[time], t.isFinite else {
+                            return "\(here).NS.time: missing or not a finite real"
+                        }
                     default: break
                     }
                 } else if fields["$classname"] != nil {
                     guard let name = fields["$classname"], string(objects[name]) != nil else { return "\(here).$classname: not a string" }
                     guard let classes = fields["$classes"], case .array(let list, _) = objects[classes],
-                          list.allSatisfy({ string(objects[$0]) != nil }) else { return "\(here).$classes: missing or not an array of strings" }
+                        list.allSatisfy({ string(objects[$0]) != nil })
+                    else { return "\(here).$classes: missing or not an array of strings" }
                 }
             default: continue
             }

@@ -36,15 +36,17 @@ public struct KeyedArchiveFormat: FuzzFormat {
     /// A minimal valid archive: a root string.
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {
         let text = Array("hello \(rng.below(1000))".utf8)
-        return BinaryPlistWriter.write(BinaryPlist(objects: [
-            .dictionary(keys: [1, 2, 3, 4], values: [5, 6, 7, 8], length: .inline),
-            .ascii(Array("$archiver".utf8), length: .inline), .ascii(Array("$version".utf8), length: .inline),
-            .ascii(Array("$top".utf8), length: .inline), .ascii(Array("$objects".utf8), length: .inline),
-            .ascii(Array("NSKeyedArchiver".utf8), length: .natural(15)), .integer(100_000, widthLog2: 2),
-            .dictionary(keys: [9], values: [10], length: .inline), .array([11, 12], length: .inline),
-            .ascii(Array("root".utf8), length: .inline), .uid(1, width: 1), .ascii(Array("$null".utf8), length: .inline),
-            .ascii(text, length: .natural(text.count)),
-        ], topObject: 0))
+        return BinaryPlistWriter.write(
+            BinaryPlist(
+                objects: [
+                    .dictionary(keys: [1, 2, 3, 4], values: [5, 6, 7, 8], length: .inline),
+                    .ascii(Array("$archiver".utf8), length: .inline), .ascii(Array("$version".utf8), length: .inline),
+                    .ascii(Array("$top".utf8), length: .inline), .ascii(Array("$objects".utf8), length: .inline),
+                    .ascii(Array("NSKeyedArchiver".utf8), length: .natural(15)), .integer(100_000, widthLog2: 2),
+                    .dictionary(keys: [9], values: [10], length: .inline), .array([11, 12], length: .inline),
+                    .ascii(Array("root".utf8), length: .inline), .uid(1, width: 1), .ascii(Array("$null".utf8), length: .inline),
+                    .ascii(text, length: .natural(text.count)),
+                ], topObject: 0))
     }
 }
 

@@ -173,7 +173,8 @@ public struct PlistMutator: Sendable {
                 // `$class` pointing at an object that is not a class description (UID 1 is the
                 // root object in every NSKeyedArchiver archive).
                 if let c = keys.firstIndex(where: { plist.objects[$0] == .ascii(Array("$class".utf8), length: .inline) }),
-                   case .uid(let uid, let width) = plist.objects[values[c]], uid != 1 {
+                    case .uid(let uid, let width) = plist.objects[values[c]], uid != 1
+                {
                     emit("dict[\(i)].$class=not-a-class") { $0.objects[values[c]] = .uid(1, width: width) }
                 }
                 emit("dict[\(i)] extra key") {
@@ -181,7 +182,9 @@ public struct PlistMutator: Sendable {
                     $0.objects[i] = .dictionary(keys: keys + [$0.objects.count - 1], values: values + [values[0]], length: .natural(keys.count + 1))
                 }
             case .ascii(let b, _):
-                if String(decoding: b, as: UTF8.self) == "NSKeyedArchiver" || b.starts(with: Array("NS".utf8)) || b.first.map({ (0x41...0x5A).contains($0) }) == true {
+                if String(decoding: b, as: UTF8.self) == "NSKeyedArchiver" || b.starts(with: Array("NS".utf8))
+                    || b.first.map({ (0x41...0x5A).contains($0) }) == true
+                {
                     emit("string[\(i)]=renamed class") { $0.objects[i] = .ascii(Array("NoSuchClass".utf8), length: .inline) }
                 }
                 if includeHuge { emit("string[\(i)] huge") { $0.objects[i] = .ascii(Array(repeating: 0x41, count: 1 << 20), length: .natural(1 << 20)) } }

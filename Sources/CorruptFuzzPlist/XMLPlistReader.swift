@@ -193,7 +193,9 @@ struct XMLPlistParser {
                 guard names == ["version"] else { throw error("XML declaration: encoding must follow version", at: attributeStart) }
                 guard value.lowercased() == "utf-8" else { throw error("XML declaration: encoding \"\(value)\": only UTF-8 is read", at: attributeStart) }
             case "standalone":
-                guard names.first == "version", !names.contains("standalone") else { throw error("XML declaration: standalone out of place", at: attributeStart) }
+                guard names.first == "version", !names.contains("standalone") else {
+                    throw error("XML declaration: standalone out of place", at: attributeStart)
+                }
                 guard value == "yes" || value == "no" else { throw error("XML declaration: standalone \"\(value)\" is not yes or no", at: attributeStart) }
             default:
                 throw error("XML declaration: unknown attribute \(name)", at: attributeStart)
@@ -401,10 +403,12 @@ struct XMLPlistParser {
             let hex = name.hasPrefix("#x")
             let digits = name.dropFirst(hex ? 2 : 1)
             guard !digits.isEmpty, digits.count <= 8, let value = UInt32(digits, radix: hex ? 16 : 10),
-                  digits.allSatisfy({ $0.isASCII && ($0.isNumber || (hex && $0.isHexDigit)) }) else {
+                digits.allSatisfy({ $0.isASCII && ($0.isNumber || (hex && $0.isHexDigit)) })
+            else {
                 throw error("malformed character reference &\(name);", at: start)
             }
-            let isChar = value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
+            let isChar =
+                value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
                 || (0xE000...0xFFFD).contains(value) || (0x1_0000...0x10_FFFF).contains(value)
             guard isChar, let scalar = Unicode.Scalar(value) else {
                 throw error("character reference &\(name); is not an XML character", at: start)
@@ -720,9 +724,10 @@ struct XMLPlistParser {
         }
         let separators: [(Int, UInt8)] = [(0, 0x2D), (3, 0x2D), (6, 0x54), (9, 0x3A), (12, 0x3A), (15, 0x5A)]
         guard separators.allSatisfy({ rest[$0.0] == $0.1 }),
-              let month = two(1), let day = two(4), let hour = two(7), let minute = two(10), let second = two(13),
-              (1...12).contains(month), day >= 1, day <= PlistCalendar.daysInMonth(year, month),
-              hour <= 23, minute <= 59, second <= 59 else { return nil }
+            let month = two(1), let day = two(4), let hour = two(7), let minute = two(10), let second = two(13),
+            (1...12).contains(month), day >= 1, day <= PlistCalendar.daysInMonth(year, month),
+            hour <= 23, minute <= 59, second <= 59
+        else { return nil }
         let days = PlistCalendar.daysFromCivil(year, month, day) - PlistCalendar.referenceDay
         return Double(days * 86_400 + hour * 3_600 + minute * 60 + second)
     }

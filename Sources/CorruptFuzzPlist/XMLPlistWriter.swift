@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes a ``BinaryPlist`` object graph as an XML property list in Foundation's style, so a file
@@ -29,7 +29,8 @@ import Darwin
 /// the binary file).
 public enum XMLPlistWriter {
     /// The three lines before the top value.
-    public static let header = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n"
+    public static let header =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n"
 
     /// Writes `plist` from its top object.
     /// - Throws: ``PlistError`` when the graph has no XML form or its XML is larger than `maxBytes`.
@@ -244,7 +245,8 @@ public enum XMLPlistWriter {
                 let sign = v < 0 ? "-" : ""
                 return sign + String(repeating: "0", count: max(0, width - sign.count - digits.count)) + digits
             }
-            return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(padded(inDay / 3_600, 2)):\(padded(inDay / 60 % 60, 2)):\(padded(inDay % 60, 2))Z"
+            return
+                "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T\(padded(inDay / 3_600, 2)):\(padded(inDay / 60 % 60, 2)):\(padded(inDay % 60, 2))Z"
         }
     }
 }

@@ -46,16 +46,17 @@ public struct JUnitXMLReporter: Sendable {
         xml += attribute("hostname", report.hostname)
         xml += ">\n"
         xml += "    <properties>\n"
-        let properties: [(String, String)] = [
-            ("target", result.targetCommand),
-            ("validator", result.validatorName ?? "(none)"),
-            ("seed", "\(result.configuration.seed)"),
-            ("corpus", result.seedNames.joined(separator: ", ")),
-            ("executions", "\(result.executions)"),
-            ("executions-per-second", junitTime(result.executionsPerSecond)),
-            ("stop-reason", result.stopReason),
-            ("report-folder", report.folder),
-        ] + result.undecided.sorted { $0.key < $1.key }.map { ("undecided: \($0.key)", "\($0.value) inputs not labeled") }
+        let properties: [(String, String)] =
+            [
+                ("target", result.targetCommand),
+                ("validator", result.validatorName ?? "(none)"),
+                ("seed", "\(result.configuration.seed)"),
+                ("corpus", result.seedNames.joined(separator: ", ")),
+                ("executions", "\(result.executions)"),
+                ("executions-per-second", junitTime(result.executionsPerSecond)),
+                ("stop-reason", result.stopReason),
+                ("report-folder", report.folder),
+            ] + result.undecided.sorted { $0.key < $1.key }.map { ("undecided: \($0.key)", "\($0.value) inputs not labeled") }
         for (name, value) in properties {
             xml += "      <property" + attribute("name", name) + attribute("value", value) + "/>\n"
         }
@@ -63,7 +64,8 @@ public struct JUnitXMLReporter: Sendable {
         let classname = "corrupt-fuzz." + result.targetName
         for kind in FindingKind.allCases {
             let records = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
-            xml += "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
+            xml +=
+                "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
                 + attribute("time", junitTime(result.totalSeconds)) + ">\n"
             if records.isEmpty, let reason = skipReason(for: kind, result: result) {
                 xml += "      <skipped" + attribute("message", reason) + "/>\n"
@@ -71,7 +73,8 @@ public struct JUnitXMLReporter: Sendable {
             for index in records.prefix(maxFullFailuresPerCheck) {
                 let record = result.findings[index]
                 let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
-                xml += "      <failure" + attribute("type", kind.rawValue)
+                xml +=
+                    "      <failure" + attribute("type", kind.rawValue)
                     + attribute("message", failureMessage(record, saved: saved)) + ">"
                 xml += XMLText.escape(failureBody(record, saved: saved, seed: result.configuration.seed))
                 xml += "</failure>\n"
@@ -83,8 +86,12 @@ public struct JUnitXMLReporter: Sendable {
                     let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
                     return "\(record.finding.signature) (hit \(record.hits)x)" + (saved?.minimized.map { "; reproducer: \($0)" } ?? "")
                 }
-                xml += "      <failure" + attribute("type", kind.rawValue)
-                    + attribute("message", "and \(rest.count) more \(kind.rawValue) finding\(rest.count == 1 ? "" : "s") (listed here; each in full in summary.json and findings/)") + ">"
+                xml +=
+                    "      <failure" + attribute("type", kind.rawValue)
+                    + attribute(
+                        "message",
+                        "and \(rest.count) more \(kind.rawValue) finding\(rest.count == 1 ? "" : "s") (listed here; each in full in summary.json and findings/)"
+                    ) + ">"
                 xml += XMLText.escape(lines.joined(separator: "\n"))
                 xml += "</failure>\n"
             }
@@ -92,7 +99,8 @@ public struct JUnitXMLReporter: Sendable {
         }
         if let error = result.toolError {
             // corrupt-fuzz itself failed: the campaign ended early; the findings above stand.
-            xml += "    <testcase" + attribute("name", "campaign") + attribute("classname", classname)
+            xml +=
+                "    <testcase" + attribute("name", "campaign") + attribute("classname", classname)
                 + attribute("time", junitTime(result.totalSeconds)) + ">\n"
             xml += "      <error" + attribute("type", "tool-error") + attribute("message", error) + ">"
             xml += XMLText.escape("corrupt-fuzz stopped this campaign after \(result.executions) executions: \(error)")

@@ -62,7 +62,8 @@ public struct SummaryJSON: Codable, Sendable {
                 name: r.targetName, command: r.targetCommand, validator: r.validatorName, seed: r.configuration.seed,
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
-                stopReason: r.stopReason, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided, inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
+                stopReason: r.stopReason, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
+                inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 findings: r.findings.enumerated().map { index, record in
                     let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
                     return Entry(

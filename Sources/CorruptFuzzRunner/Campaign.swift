@@ -191,9 +191,10 @@ public final class Campaign: @unchecked Sendable {
             } else {
                 remaining = "\(Int(max(0, (maxSeconds ?? 0) - elapsed()).rounded(.up)))s"
             }
-            progress(CampaignProgress(
-                targetName: targetName, executions: result.executions, elapsedSeconds: elapsed(),
-                remaining: remaining, findingsByKind: byKind, phase: phase))
+            progress(
+                CampaignProgress(
+                    targetName: targetName, executions: result.executions, elapsedSeconds: elapsed(),
+                    remaining: remaining, findingsByKind: byKind, phase: phase))
         }
 
         var lastSweep = ContinuousClock.now
@@ -235,7 +236,8 @@ public final class Campaign: @unchecked Sendable {
                     if seedsRun == seeds.count, seedsRejected == seeds.count, !takesPath {
                         throw CorruptFuzzError(
                             .invalidArgument,
-                            "the target rejected every seed given on standard input; if it reads a file path, put @@ where the path goes (--target '\(targetCommand) @@'). First seed's stderr: \(Self.firstLine(outcome.execution.stderr))")
+                            "the target rejected every seed given on standard input; if it reads a file path, put @@ where the path goes (--target '\(targetCommand) @@'). First seed's stderr: \(Self.firstLine(outcome.execution.stderr))"
+                        )
                     }
                 }
                 if let finding = outcome.finding {
@@ -243,8 +245,9 @@ public final class Campaign: @unchecked Sendable {
                         result.findings[index].hits += 1
                     } else {
                         records[finding.key] = result.findings.count
-                        result.findings.append(FindingRecord(
-                            finding: finding, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
+                        result.findings.append(
+                            FindingRecord(
+                                finding: finding, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
                     }
                 } else if behaviours.insert(Self.behaviour(of: outcome)).inserted {
                     schedule.addToPool(input)

@@ -5,7 +5,7 @@ import Foundation
 public enum ExecutablePath {
     public static var current: String {
         #if os(Linux)
-        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+            if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         #endif
         if let url = Bundle.main.executableURL { return url.resolvingSymlinksInPath().path }
         return CommandLine.arguments.first ?? "corrupt-fuzz"

@@ -79,8 +79,10 @@ public struct InputSchedule: Sendable {
             var seen: Set<[UInt8]> = []
             for seed in seeds {
                 let catalogue = traps.map { structure.catalogue(of: seed.bytes, traps: $0) } ?? structure.catalogue(of: seed.bytes)
-                for mutation in catalogue where mutation.bytes.count <= configuration.maxCatalogueInputLength
-                    && seen.insert(mutation.bytes).inserted {
+                for mutation in catalogue
+                where mutation.bytes.count <= configuration.maxCatalogueInputLength
+                    && seen.insert(mutation.bytes).inserted
+                {
                     hostile.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
             }
@@ -151,7 +153,8 @@ public struct InputSchedule: Sendable {
         if let structure, rng.oneIn(2) {
             let parent = pool[rng.below(pool.count)]
             if let bytes = parent.bytes, let mutation = structure.mutate(bytes, using: &rng),
-               mutation.bytes.count <= 4 * configuration.maxInputLength {
+                mutation.bytes.count <= 4 * configuration.maxInputLength
+            {
                 var mutations = parent.mutations + [mutation.name]
                 if mutations.count > 24 { mutations = ["…"] + mutations.suffix(23) }
                 return TestInput(bytes: mutation.bytes, mutations: mutations, seedName: parent.seedName, expectation: mutation.expectation)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import CorruptFuzzCore
 import Foundation
@@ -81,9 +81,9 @@ public final class OutsideTrapsHost: @unchecked Sendable {
 
     private static func listen() -> Int32 {
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { return -1 }
         var address = sockaddr_in()
@@ -102,9 +102,9 @@ public final class OutsideTrapsHost: @unchecked Sendable {
 
     private static func listenOn(_ fd: Int32) -> Int32 {
         #if canImport(Glibc)
-        Glibc.listen(fd, 64)
+            Glibc.listen(fd, 64)
         #else
-        Darwin.listen(fd, 64)
+            Darwin.listen(fd, 64)
         #endif
     }
 

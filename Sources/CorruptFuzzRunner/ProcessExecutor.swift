@@ -108,8 +108,9 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         let argv = input.bytes == nil ? missingArgvs[slot] : argvs[slot]
         let status = argv.withUnsafeBufferPointer { argvPointer in
             envp.withUnsafeBufferPointer { envPointer in
-                cf_run(command.executablePath, argvPointer.baseAddress, envPointer.baseAddress, stdinFD,
-                       limits.memoryLimit, Int32(clamping: limits.timeoutMilliseconds), &result)
+                cf_run(
+                    command.executablePath, argvPointer.baseAddress, envPointer.baseAddress, stdinFD,
+                    limits.memoryLimit, Int32(clamping: limits.timeoutMilliseconds), &result)
             }
         }
         if status != 0 || result.end == CF_SPAWN_FAILED {

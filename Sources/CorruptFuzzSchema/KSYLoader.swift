@@ -169,7 +169,8 @@ public enum KSYLoader {
         }
         if let checksum = entry["-checksum"] {
             guard let mapping = checksum as? [String: Any], let name = mapping["algorithm"] as? String,
-                  let algorithm = ChecksumRule.Algorithm(rawValue: name) else {
+                let algorithm = ChecksumRule.Algorithm(rawValue: name)
+            else {
                 throw SchemaError("\(at): -checksum needs {algorithm: crc32 | adler32, from: FIELD}")
             }
             field.checksum = ChecksumRule(algorithm: algorithm, from: mapping["from"] as? String)
@@ -268,7 +269,9 @@ public enum KSYLoader {
         case let v as UInt64: return Int128(v)
         case let v as Int64: return Int128(v)
         case let v as Bool: return v ? 1 : 0
-        case let v as String: return ExpressionParser.integer(v.trimmingCharacters(in: .whitespaces)) ?? (v.hasPrefix("-") ? ExpressionParser.integer(String(v.dropFirst())).map { -$0 } : nil)
+        case let v as String:
+            return ExpressionParser.integer(v.trimmingCharacters(in: .whitespaces))
+                ?? (v.hasPrefix("-") ? ExpressionParser.integer(String(v.dropFirst())).map { -$0 } : nil)
         case let v as AnyHashable: return integer(v.base)
         default: return nil
         }

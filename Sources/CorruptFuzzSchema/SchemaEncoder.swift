@@ -75,7 +75,8 @@ private struct EncodeState {
             guard let expression = field.size, expression.referencedSibling == nil, case .bytes(let b) = record.values[index] else { continue }
             let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: 0)
             if let wanted = expression.evaluate({ resolve($0, scopes: parents + [scope], current: nil) }), wanted >= 0, wanted < 1 << 24,
-               Int(wanted) != b.count, !record.pinned.contains(index) {
+                Int(wanted) != b.count, !record.pinned.contains(index)
+            {
                 record.values[index] = .bytes(Array(b.prefix(Int(wanted))) + Array(repeating: 0, count: max(0, Int(wanted) - b.count)))
             }
         }
@@ -93,19 +94,25 @@ private struct EncodeState {
             case .array(var elements):
                 for j in elements.indices {
                     let elementStart = base + out.count
-                    out += writeElement(&elements[j], field: field, path: "\(fieldPath)[\(j)]", location: location + [index, j], scopes: scopes, base: base + out.count)
-                    addSpan(field, path: "\(fieldPath)[\(j)]", start: elementStart, end: base + out.count, location: location + [index, j], seq: seq, instances: definition.instances)
+                    out += writeElement(
+                        &elements[j], field: field, path: "\(fieldPath)[\(j)]", location: location + [index, j], scopes: scopes, base: base + out.count)
+                    addSpan(
+                        field, path: "\(fieldPath)[\(j)]", start: elementStart, end: base + out.count, location: location + [index, j], seq: seq,
+                        instances: definition.instances)
                 }
                 record.values[index] = .array(elements)
             default:
                 var value = record.values[index]
                 out += writeElement(&value, field: field, path: fieldPath, location: location + [index], scopes: scopes, base: start)
                 record.values[index] = value
-                if let checksum = field.checksum, !record.pinned.contains(index), let width = field.type.fixedWidth, case .integer(_, _, let endian) = field.type {
+                if let checksum = field.checksum, !record.pinned.contains(index), let width = field.type.fixedWidth,
+                    case .integer(_, _, let endian) = field.type
+                {
                     let from = checksum.from.flatMap { name in seq.firstIndex { $0.id == name }.map { fieldStarts[$0] } } ?? 0
-                    checksums.append(ChecksumPatch(
-                        at: start, width: width, bigEndian: (endian ?? schema.endian) == .big, from: from,
-                        algorithm: checksum.algorithm, location: location + [index]))
+                    checksums.append(
+                        ChecksumPatch(
+                            at: start, width: width, bigEndian: (endian ?? schema.endian) == .big, from: from,
+                            algorithm: checksum.algorithm, location: location + [index]))
                 }
             }
             addSpan(field, path: fieldPath, start: start, end: base + out.count, location: location + [index], seq: seq, instances: definition.instances)
@@ -170,7 +177,7 @@ private struct EncodeState {
             target = left
         }
         guard let name = target.siblingReference, let index = seq.firstIndex(where: { $0.id == name }),
-              !record.pinned.contains(index), index < record.values.count, case .integer = record.values[index]
+            !record.pinned.contains(index), index < record.values.count, case .integer = record.values[index]
         else { return }
         record.values[index] = .integer(value)
     }
@@ -185,10 +192,12 @@ private struct EncodeState {
             signed = s
             big = (e ?? schema.endian) == .big
         }
-        spans.append(FieldSpan(
-            path: path, start: start, end: end, location: location, isCount: isCount, isLength: isLength,
-            isVersion: field.version != nil, isChecksum: field.checksum != nil, isString: { if case .string = field.type { return true } else { return false } }(),
-            isEnum: field.enumName != nil, isOffset: isOffset, integerWidth: width, signed: signed, bigEndian: big))
+        spans.append(
+            FieldSpan(
+                path: path, start: start, end: end, location: location, isCount: isCount, isLength: isLength,
+                isVersion: field.version != nil, isChecksum: field.checksum != nil,
+                isString: { if case .string = field.type { return true } else { return false } }(),
+                isEnum: field.enumName != nil, isOffset: isOffset, integerWidth: width, signed: signed, bigEndian: big))
     }
 }
 

@@ -43,7 +43,9 @@ public struct SchemaGenerator: Sendable {
     func record(_ definition: TypeDefinition, typeName: String, rng: inout FuzzRNG, parents: [Scope], depth: Int) -> SchemaValue.Record {
         var values: [SchemaValue] = []
         for field in definition.seq {
-            let scope = Scope(definition: definition, values: values.map { Optional($0) } + Array(repeating: nil, count: definition.seq.count - values.count), streamSize: 0, streamPos: 0)
+            let scope = Scope(
+                definition: definition, values: values.map { Optional($0) } + Array(repeating: nil, count: definition.seq.count - values.count), streamSize: 0,
+                streamPos: 0)
             let scopes = parents + [scope]
             let lookup: ([String]) -> Int128? = { resolve($0, scopes: scopes, current: nil) }
             if let condition = field.condition, condition.evaluate(lookup) == 0 {

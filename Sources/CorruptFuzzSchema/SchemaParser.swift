@@ -45,8 +45,9 @@ public struct SchemaParser: Sendable {
         do {
             let record = try state.readRecord(schema.root, typeName: schema.id, stream: &stream, path: "", parents: [])
             if stream.pos < stream.end, !schema.allowsTrailingBytes {
-                state.violations.append(SchemaViolation(
-                    path: "", message: "\(stream.end - stream.pos) trailing bytes after the last field", reason: "corrupt"))
+                state.violations.append(
+                    SchemaViolation(
+                        path: "", message: "\(stream.end - stream.pos) trailing bytes after the last field", reason: "corrupt"))
             }
             return Result(value: .record(record), violations: state.violations)
         } catch {
@@ -168,7 +169,8 @@ private struct ParseState {
                     }
                 case .untilEnd:
                     while stream.remaining > 0 {
-                        elements.append(try readElement(field, stream: &stream, path: "\(fieldPath)[\(elements.count)]", scopes: scopes, previous: elements.last))
+                        elements.append(
+                            try readElement(field, stream: &stream, path: "\(fieldPath)[\(elements.count)]", scopes: scopes, previous: elements.last))
                     }
                 case .until(let expression):
                     while true {
@@ -204,7 +206,8 @@ private struct ParseState {
             for instance in definition.instances {
                 let instancePath = path.isEmpty ? instance.id : "\(path).\(instance.id)"
                 guard let position = instance.position,
-                      let pos = position.evaluate({ resolve($0, scopes: scopes, current: nil) }) else {
+                    let pos = position.evaluate({ resolve($0, scopes: scopes, current: nil) })
+                else {
                     throw fail(instancePath, "cannot evaluate pos")
                 }
                 guard pos >= 0, pos <= Int128(stream.end - stream.start) else {
@@ -309,7 +312,8 @@ private struct ParseState {
             if let max = valid.max, value > max { violations.append(fail(path, "\(value) exceeds max \(max)")) }
             if let any = valid.anyOf, !any.contains(value) { violations.append(fail(path, "\(value) is not one of \(any)")) }
             if let expression = valid.expression,
-               expression.evaluate({ resolve($0, scopes: scopes, current: .integer(value)) }) == 0 {
+                expression.evaluate({ resolve($0, scopes: scopes, current: .integer(value)) }) == 0
+            {
                 violations.append(fail(path, "\(value) breaks \(expression)"))
             }
         }

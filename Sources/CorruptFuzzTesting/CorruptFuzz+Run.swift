@@ -76,12 +76,15 @@ func runCheck<Value>(
         if let bytes = record.minimized ?? record.finding.input.bytes {
             path = store.save(bytes, kind: record.finding.kind, fileExtension: format.fileExtension)
         }
-        findings.append(CorruptFuzzFinding(
-            kind: record.finding.kind, signature: record.finding.signature, detail: record.finding.detail, hits: record.hits,
-            reproducer: path, replay: replayHint + " (seed \(seed); the regression store replays the reproducer first)",
-            input: record.finding.input.origin))
+        findings.append(
+            CorruptFuzzFinding(
+                kind: record.finding.kind, signature: record.finding.signature, detail: record.finding.detail, hits: record.hits,
+                reproducer: path, replay: replayHint + " (seed \(seed); the regression store replays the reproducer first)",
+                input: record.finding.input.origin))
     }
-    return (CorruptFuzzReport(
-        id: id, findings: findings, executions: result.executions, seconds: result.fuzzSeconds, seed: seed,
-        inputSequenceHash: result.inputSequenceHash), warnings)
+    return (
+        CorruptFuzzReport(
+            id: id, findings: findings, executions: result.executions, seconds: result.fuzzSeconds, seed: seed,
+            inputSequenceHash: result.inputSequenceHash), warnings
+    )
 }

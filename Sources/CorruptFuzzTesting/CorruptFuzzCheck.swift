@@ -125,6 +125,7 @@ struct InProcessExecutor: Executor {
         let elapsed = ContinuousClock.now - start
         var digest: [UInt8] = []
         if case .accepted(let text) = outcome { digest = Array(text.utf8) }
-        return Execution(outcome: outcome, stdout: digest, microseconds: elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
+        return Execution(
+            outcome: outcome, stdout: digest, microseconds: elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)
     }
 }

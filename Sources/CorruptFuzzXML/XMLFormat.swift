@@ -36,7 +36,7 @@ public struct XMLFormat: FuzzFormat {
             do throws(XMLProblem) {
                 _ = try XMLReader.read(bytes)
                 return .valid
-            } catch where error.limitExceeded {
+            } catch  where error.limitExceeded {
                 // Well-formed as far as we know, but beyond what the safe reader reads.
                 return .undecided("beyond the safe reader's limits: \(error.description)")
             } catch {
@@ -47,7 +47,9 @@ public struct XMLFormat: FuzzFormat {
 
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {
         if let generator { return XMLWriter.write(generator.generate(using: &rng)) }
-        return Array(#"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="\#(1 + rng.below(99))" created="2026-11-22T10:00:00Z">text</note></notes>"#.utf8)
+        return Array(
+            #"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="\#(1 + rng.below(99))" created="2026-11-22T10:00:00Z">text</note></notes>"#
+                .utf8)
     }
 
     // MARK: - Catalogue
@@ -141,8 +143,10 @@ public struct XMLFormat: FuzzFormat {
         let path = paths[rng.below(paths.count)]
         var root = tree.root
         let name: String
-        let boundary = ["", "0", "-1", "2147483648", "9223372036854775808", "NaN", "1e999", "0000-00-00T00:00:00Z",
-                        String(repeating: "A", count: 70_000), "\u{202E}evil", "&amp;&lt;", "null", "true"]
+        let boundary = [
+            "", "0", "-1", "2147483648", "9223372036854775808", "NaN", "1e999", "0000-00-00T00:00:00Z",
+            String(repeating: "A", count: 70_000), "\u{202E}evil", "&amp;&lt;", "null", "true",
+        ]
         switch rng.below(7) {
         case 0 where !path.isEmpty:
             update(&root, parentOf: path) { $0.children.remove(at: path.last!) }
@@ -177,7 +181,9 @@ public struct XMLFormat: FuzzFormat {
         case 5:
             let value = boundary[rng.below(boundary.count)]
             update(&root, at: path) { element in
-                if element.attributes.isEmpty { element.children = [.text(value)] } else {
+                if element.attributes.isEmpty {
+                    element.children = [.text(value)]
+                } else {
                     element.attributes[rng.below(element.attributes.count)].value = value
                 }
             }
@@ -206,7 +212,8 @@ public struct XMLFormat: FuzzFormat {
             return StructuredMutation(bytes: b, name: "unclosed-tag")
         case 2:
             guard let close = b.indices.first(where: { b[$0] == UInt8(ascii: "/") && $0 > 0 && b[$0 - 1] == UInt8(ascii: "<") }),
-                  close + 1 < b.count else { return nil }
+                close + 1 < b.count
+            else { return nil }
             b[close + 1] = UInt8(ascii: "Z")
             return StructuredMutation(bytes: b, name: "mismatched-tag")
         case 3:

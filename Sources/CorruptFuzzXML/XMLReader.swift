@@ -1,8 +1,8 @@
 internal import CLibXML2
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads XML with libxml2, safely: entities are never expanded, no external DTD or entity is

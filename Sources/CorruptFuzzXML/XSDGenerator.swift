@@ -174,7 +174,8 @@ public struct XSDGenerator: Sendable {
                 let options = Self.children(particle).filter { Self.local($0.name) != "annotation" }
                 guard !options.isEmpty else { continue }
                 // Deep down, prefer an option that can be empty, so recursion ends.
-                let pick = depth >= limits.maxDepth
+                let pick =
+                    depth >= limits.maxDepth
                     ? options.first { ($0.attribute("minOccurs") ?? "1") == "0" } ?? options[0]
                     : options[state.rng.below(options.count)]
                 appendParticle(pick, to: &element, depth: depth, state: &state)
@@ -355,7 +356,11 @@ public struct XSDGenerator: Sendable {
             let here = "\(path)/\(child.name)[\(index + 1)]"
             if ["documentation", "appinfo"].contains(name) { continue }
             guard supported.contains(name) else {
-                throw XMLProblem(line: 0, path: here, message: "unsupported XSD construct <\(child.name)>: corrupt-fuzz generates from sequences, choices, occurrence bounds, attributes and simple types with enumeration, bound and length facets")
+                throw XMLProblem(
+                    line: 0, path: here,
+                    message:
+                        "unsupported XSD construct <\(child.name)>: corrupt-fuzz generates from sequences, choices, occurrence bounds, attributes and simple types with enumeration, bound and length facets"
+                )
             }
             if name == "restriction", local(element.name) == "simpleContent" || local(element.name) == "complexContent" {
                 throw XMLProblem(line: 0, path: here, message: "unsupported XSD construct: a restriction of a complex type")

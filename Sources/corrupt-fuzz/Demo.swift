@@ -23,7 +23,8 @@ enum Demo {
 
     static let examples: [Example] = [
         Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
-        Example(name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
+        Example(
+            name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
         Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
         Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
         Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", format: .builtin("notes")),

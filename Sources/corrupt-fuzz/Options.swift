@@ -7,29 +7,39 @@ import Foundation
 
 /// Options that describe how to run a target, shared by `run` and `replay`.
 struct TargetOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The loader to test, as a command line; @@ is replaced by the input file's path, without @@ the input goes to stdin.",
-        valueName: "command"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The loader to test, as a command line; @@ is replaced by the input file's path, without @@ the input goes to stdin.",
+            valueName: "command"))
     var target: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "The app's own validator, as a command (same protocol as the target): exit 0 means valid, otherwise invalid with a 'reason: WORD' line. With --format, --schema or --xsd, the format still mutates and generates, and its own verdict is reported beside each finding.",
-        valueName: "command"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The app's own validator, as a command (same protocol as the target): exit 0 means valid, otherwise invalid with a 'reason: WORD' line. With --format, --schema or --xsd, the format still mutates and generates, and its own verdict is reported beside each finding.",
+            valueName: "command"))
     var validator: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A bundled format whose reference validator labels inputs (\(BuiltinFormat.names.joined(separator: ", "))).",
-        valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A bundled format whose reference validator labels inputs (\(BuiltinFormat.names.joined(separator: ", "))).",
+            valueName: "name"))
     var format: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus.",
-        valueName: "file.ksy"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus.",
+            valueName: "file.ksy"))
     var schema: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "An XML Schema (.xsd): libxml2 validates inputs against it, and documents are generated from it (with --format xml; --schema FILE.xsd does the same).",
-        valueName: "file.xsd"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "An XML Schema (.xsd): libxml2 validates inputs against it, and documents are generated from it (with --format xml; --schema FILE.xsd does the same).",
+            valueName: "file.xsd"))
     var xsd: String?
 
     /// The XML Schema, from --xsd or from a --schema ending in .xsd.
@@ -100,7 +110,8 @@ struct ResolvedFormat {
     var warnings: [String] = []
 
     static func builtin(_ format: BuiltinFormat) -> ResolvedFormat {
-        ResolvedFormat(structure: format.structure, validator: format.validator, fileExtension: format.fileExtension, replayArguments: ["--format \(format.name)"])
+        ResolvedFormat(
+            structure: format.structure, validator: format.validator, fileExtension: format.fileExtension, replayArguments: ["--format \(format.name)"])
     }
 
     /// A Kaitai Struct schema: its validator, structure-aware mutations and generator.

@@ -23,7 +23,8 @@ final class ProgressDisplay {
             progress.findingsByKind[kind].map { "\(kind.rawValue) \($0)" }
         }.joined(separator: ", ")
         if findings.isEmpty { findings = "no findings" }
-        let line = "[\(progress.targetName)] \(progress.phase): \(progress.executions) execs (\(Int(rate))/s), \(findings), "
+        let line =
+            "[\(progress.targetName)] \(progress.phase): \(progress.executions) execs (\(Int(rate))/s), \(findings), "
             + "\(Int(progress.elapsedSeconds))s elapsed, \(progress.remaining) left"
         if isTerminal {
             write("\r\u{1B}[K" + line)
@@ -36,9 +37,13 @@ final class ProgressDisplay {
     func finish(_ result: CampaignResult) {
         clear()
         let stop = result.stopReason == "interrupted" ? " (interrupted)" : ""
-        note("[\(result.targetName)] done\(stop): \(result.executions) executions in \(String(format: "%.1f", result.fuzzSeconds))s, \(result.findings.count) findings")
+        note(
+            "[\(result.targetName)] done\(stop): \(result.executions) executions in \(String(format: "%.1f", result.fuzzSeconds))s, \(result.findings.count) findings"
+        )
         if result.escapedProcessesKilled > 0 {
-            note("[\(result.targetName)] note: killed \(result.escapedProcessesKilled) process\(result.escapedProcessesKilled == 1 ? "" : "es") the target left running outside its process group")
+            note(
+                "[\(result.targetName)] note: killed \(result.escapedProcessesKilled) process\(result.escapedProcessesKilled == 1 ? "" : "es") the target left running outside its process group"
+            )
         }
     }
 

@@ -48,7 +48,8 @@ struct RunCommand: ParsableCommand {
         if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
         if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
         let hasTarget = targetOptions.target != nil
-        let generates = targetOptions.schema != nil || targetOptions.xsd != nil
+        let generates =
+            targetOptions.schema != nil || targetOptions.xsd != nil
             || (try? targetOptions.builtinFormat())?.flatMap { $0.structure } != nil
         if hasTarget, corpus == nil, !generates {
             throw ValidationError("--target needs --corpus (a folder of seed files), or --schema, --xsd or a --format with a generator (to generate them)")
@@ -180,7 +181,8 @@ struct RunCommand: ParsableCommand {
             }
             let undecided = r.undecided.values.reduce(0, +)
             if undecided > 0, let top = r.undecided.max(by: { $0.value < $1.value }) {
-                out += "  note: the validator could not decide \(undecided) input\(undecided == 1 ? "" : "s") (most often: \(top.key)); only crashes, hangs and memory were checked on them\n"
+                out +=
+                    "  note: the validator could not decide \(undecided) input\(undecided == 1 ? "" : "s") (most often: \(top.key)); only crashes, hangs and memory were checked on them\n"
             }
         }
         out += "\nReport: \(writer.folder.path)/junit.xml (summary.json and findings/ beside it)\n"

@@ -13,9 +13,11 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The binary layout (.ksy).", valueName: "file.ksy"))
     var schema: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A bundled format whose model generates the files (\(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))); friend-list archives are written by the real NSKeyedArchiver.",
-        valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A bundled format whose model generates the files (\(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))); friend-list archives are written by the real NSKeyedArchiver.",
+            valueName: "name"))
     var format: String?
 
     @Option(name: .long, help: ArgumentHelp("How many files.", valueName: "n"))
@@ -36,8 +38,10 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("An XML Schema: write documents valid against it.", valueName: "file.xsd"))
     var xsd: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "For property-list formats: write the binary (default) or the XML encoding.", valueName: "binary|xml"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "For property-list formats: write the binary (default) or the XML encoding.", valueName: "binary|xml"))
     var encoding: String = "binary"
 
     func validate() throws {
@@ -48,7 +52,9 @@ struct GenerateCommand: ParsableCommand {
         }
         if [schema, format, xsd].compactMap({ $0 }).count != 1 { throw ValidationError("give one of --schema, --xsd or --format") }
         if let format, BuiltinFormat.named(format)?.structure == nil {
-            throw ValidationError("format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))"
+            )
         }
     }
 
@@ -122,8 +128,10 @@ struct ValidateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("An XML Schema (.xsd).", valueName: "file.xsd"))
     var xsd: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A bundled format (\(BuiltinFormat.names.joined(separator: ", "))).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A bundled format (\(BuiltinFormat.names.joined(separator: ", "))).", valueName: "name"))
     var format: String?
 
     @Flag(name: .long, help: "Print only the first violation of each file (.ksy schemas list them all otherwise).")

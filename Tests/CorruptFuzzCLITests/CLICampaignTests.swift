@@ -65,7 +65,8 @@ struct CLICampaignTests {
     func foreignLoader() throws {
         let corpus = try temporaryFolder("plists"), reports = try temporaryFolder("reports")
         defer { try? FileManager.default.removeItem(at: corpus); try? FileManager.default.removeItem(at: reports) }
-        let plist = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>name</key><string>Run</string><key>days</key><array><integer>1</integer></array></dict></plist>"#
+        let plist =
+            #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>name</key><string>Run</string><key>days</key><array><integer>1</integer></array></dict></plist>"#
         try Data(plist.utf8).write(to: corpus.appendingPathComponent("a.plist"))
         let result = try corruptFuzz([
             "run", "--target", #"python3 -c 'import plistlib,sys; plistlib.load(open(sys.argv[1],"rb"))' @@"#,

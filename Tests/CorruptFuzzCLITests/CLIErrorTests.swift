@@ -47,16 +47,18 @@ struct CLIErrorTests {
             mentions: "cannot write to the reports folder")
     }
 
-    @Test("bad option values and combinations", arguments: [
-        (["run", "--duration", "soon"], "The value 'soon' is invalid for '--duration"),
-        (["run", "--target", "/bin/true @@"], "--target needs --corpus"),
-        (["run", "--schema", "x.ksy"], "need --target"),
-        (["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--xsd", "Corpus/schemas/notes.xsd"], "needs --format xml"),
-        (["run", "--memory-limit", "lots"], "The value 'lots' is invalid for '--memory-limit"),
-        (["run", "--runs", "0"], "--runs must be positive"),
-        (["run", "--format", "nope"], "unknown format"),
-        (["replay", "x"], "replay needs --target"),
-    ])
+    @Test(
+        "bad option values and combinations",
+        arguments: [
+            (["run", "--duration", "soon"], "The value 'soon' is invalid for '--duration"),
+            (["run", "--target", "/bin/true @@"], "--target needs --corpus"),
+            (["run", "--schema", "x.ksy"], "need --target"),
+            (["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--xsd", "Corpus/schemas/notes.xsd"], "needs --format xml"),
+            (["run", "--memory-limit", "lots"], "The value 'lots' is invalid for '--memory-limit"),
+            (["run", "--runs", "0"], "--runs must be positive"),
+            (["run", "--format", "nope"], "unknown format"),
+            (["replay", "x"], "replay needs --target"),
+        ])
     func badOptions(arguments: [String], message: String) throws {
         try expectError(arguments, mentions: message)
     }

@@ -53,7 +53,11 @@ final class LockedData: @unchecked Sendable {
     private let lock = NSLock()
     private var stored = Data()
     private var finished = false
-    func set(_ data: Data) { lock.withLock { stored = data; finished = true } }
+    func set(_ data: Data) {
+        lock.withLock {
+            stored = data; finished = true
+        }
+    }
     var done: Bool { lock.withLock { finished } }
     var data: Data { lock.withLock { stored } }
 }

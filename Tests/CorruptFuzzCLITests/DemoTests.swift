@@ -13,8 +13,9 @@ struct DemoTests {
     /// which the debug build hides (the notes schema was parsed from a freed buffer, and the
     /// release demo trapped in 5 runs of 6). Runs when CORRUPT_FUZZ_RELEASE_PRODUCTS names the
     /// release build's products folder, as .ci/run does.
-    @Test("the release build's demo ends with its report, exit 1, and no finding for a hardened loader",
-          .enabled(if: releaseProducts != nil, "set CORRUPT_FUZZ_RELEASE_PRODUCTS to the release build's products folder"))
+    @Test(
+        "the release build's demo ends with its report, exit 1, and no finding for a hardened loader",
+        .enabled(if: releaseProducts != nil, "set CORRUPT_FUZZ_RELEASE_PRODUCTS to the release build's products folder"))
     func releaseDemo() throws {
         let products = try #require(releaseProducts)
         try checkDemo(executable: products.appendingPathComponent("corrupt-fuzz").path, seconds: 10)

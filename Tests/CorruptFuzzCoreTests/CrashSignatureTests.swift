@@ -24,8 +24,9 @@ struct CrashSignatureTests {
             """
         #expect(CrashSignature.frames(in: report) == ["parseHabit(_:at:)", "loadDocument()", "main"])
         #expect(CrashSignature.message(in: report) == "Index out of range")
-        #expect(CrashSignature.make(signal: 4, frames: ["parseHabit(_:at:)"], message: "Index out of range")
-            == "SIGILL: Index out of range at parseHabit(_:at:)")
+        #expect(
+            CrashSignature.make(signal: 4, frames: ["parseHabit(_:at:)"], message: "Index out of range")
+                == "SIGILL: Index out of range at parseHabit(_:at:)")
     }
 
     @Test("reads AddressSanitizer frames")
@@ -55,8 +56,9 @@ struct CrashSignatureTests {
             "checksum mismatch: stored DEADBEE5, computed 0badf00d",
         ]
         #expect(Set(messages.map(Normalize.message)) == ["checksum mismatch: stored #, computed #"])
-        #expect(Normalize.message("record 123e4567-e89b-12d3-a456-426614174000 appears twice")
-            == Normalize.message("record 9c5b94b1-35ad-49bb-b118-8e8fc24abf80 appears twice"))
+        #expect(
+            Normalize.message("record 123e4567-e89b-12d3-a456-426614174000 appears twice")
+                == Normalize.message("record 9c5b94b1-35ad-49bb-b118-8e8fc24abf80 appears twice"))
         // Words stay words: a hex-looking word without a digit, and names with digits in them.
         #expect(Normalize.message("dead cafe: face added") == "dead cafe: face added")
         #expect(Normalize.message("sha256 of utf8 text in v2") == "sha# of utf# text in v#")
@@ -93,8 +95,9 @@ struct CrashSignatureTests {
         #expect(second == "SIGILL at loadHabits(_:) + 61 ← main")
         // With debug info, the source line names the site, and an inlined check its kind.
         #expect(signature(Self.optimizedTrap(offset: 59, line: 9, check: nil)) == "SIGILL at loadHabits(_:) at main.swift:9 ← main")
-        #expect(signature(Self.optimizedTrap(offset: 61, line: 12, check: "arithmetic overflow"))
-            == "SIGILL: arithmetic overflow at loadHabits(_:) ← main")
+        #expect(
+            signature(Self.optimizedTrap(offset: 61, line: 12, check: "arithmetic overflow"))
+                == "SIGILL: arithmetic overflow at loadHabits(_:) ← main")
         // An inlined top frame without a line: the instruction's function and offset.
         let inlined = """
             Thread 0 "habit-loader-na" crashed:

@@ -66,7 +66,8 @@ struct OracleTests {
         // The loader's own crash is still the finding.
         #expect(run(.crashed(signal: 11, frames: ["parse"], message: nil), verdict: failed)?.kind == .crash)
         // A mutation's expectation still labels the input; the validator is not needed then.
-        let future = TestInput(bytes: [1], mutations: ["version=future"], seedName: "a", expectation: Expectation(reason: "unsupported-version", because: "newer"))
+        let future = TestInput(
+            bytes: [1], mutations: ["version=future"], seedName: "a", expectation: Expectation(reason: "unsupported-version", because: "newer"))
         #expect(run(.accepted(digest: ""), input: future, verdict: nil)?.kind == .silentAcceptance)
     }
 
@@ -87,8 +88,9 @@ struct OracleTests {
         #expect(oracle.judge(echo, execution: leak, verdict: nil) == nil, "an input that holds the token itself is echoed, not leaked")
         let clean = Execution(outcome: .accepted(digest: ""), stdout: Array("corrupt-fuzz-canary-ab".utf8))
         #expect(oracle.judge(file, execution: clean, verdict: .valid) == nil)
-        let fetched = oracle.judge(file, execution: Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)),
-                                   verdict: nil, fetched: ["http://127.0.0.1:1/t/external.dtd"])
+        let fetched = oracle.judge(
+            file, execution: Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)),
+            verdict: nil, fetched: ["http://127.0.0.1:1/t/external.dtd"])
         #expect(fetched?.kind == .xxe && fetched?.signature == "fetched a URL the document named")
         let crash = Execution(outcome: .crashed(signal: 11, frames: [], message: nil), stdout: Array("corrupt-fuzz-canary-abc".utf8))
         #expect(oracle.judge(file, execution: crash, verdict: nil)?.kind == .crash)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // "Fuzz the engine's own parts with themselves": property tests that feed random and hostile
@@ -95,13 +95,17 @@ enum SelfFuzz {
             cases += 1
             if violations.failed {
                 Issue.record(
-                    Comment(rawValue: "\(property): seed \(seed) failed (rerun it with \(seedVariable)=\(seed)):\n- " + violations.messages.joined(separator: "\n- ")),
+                    Comment(
+                        rawValue: "\(property): seed \(seed) failed (rerun it with \(seedVariable)=\(seed)):\n- "
+                            + violations.messages.joined(separator: "\n- ")),
                     sourceLocation: sourceLocation)
                 break
             }
         }
         let elapsed = Date().timeIntervalSince(started)
-        print("self-fuzz: \(property): \(cases) cases in \(String(format: "%.2f", elapsed)) s (\(replaySeed.map { "replayed seed \($0)" } ?? "first seed \(base)"))")
+        print(
+            "self-fuzz: \(property): \(cases) cases in \(String(format: "%.2f", elapsed)) s (\(replaySeed.map { "replayed seed \($0)" } ?? "first seed \(base)"))"
+        )
         return cases
     }
 
@@ -134,7 +138,7 @@ enum CrashNote {
     /// Claims a slot for one running property; nil when all are taken (no note then).
     static func claimSlot() -> Int? {
         #if os(Linux)
-        _ = installed
+            _ = installed
         #endif
         slots.lock.lock()
         defer { slots.lock.unlock() }
@@ -146,7 +150,7 @@ enum CrashNote {
     static func release(_ slot: Int?) {
         guard let slot else { return }
         #if os(Linux)
-        crashNoteBuffer[slot * slotSize] = 0
+            crashNoteBuffer[slot * slotSize] = 0
         #endif
         slots.lock.lock()
         slots.used[slot] = false
@@ -155,53 +159,53 @@ enum CrashNote {
 
     static func note(_ slot: Int?, _ text: String) {
         #if os(Linux)
-        guard let slot else { return }
-        // The first byte goes last, so that the signal handler never reads half a note.
-        let start = crashNoteBuffer + slot * slotSize
-        start[0] = 0
-        let bytes = Array(text.utf8.prefix(slotSize - 1))
-        for i in bytes.indices.dropFirst() { start[i] = bytes[i] }
-        start[bytes.count] = 0
-        if let first = bytes.first { start[0] = first }
+            guard let slot else { return }
+            // The first byte goes last, so that the signal handler never reads half a note.
+            let start = crashNoteBuffer + slot * slotSize
+            start[0] = 0
+            let bytes = Array(text.utf8.prefix(slotSize - 1))
+            for i in bytes.indices.dropFirst() { start[i] = bytes[i] }
+            start[bytes.count] = 0
+            if let first = bytes.first { start[0] = first }
         #endif
     }
 
     #if os(Linux)
-    static let crashSignals: [Int32] = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
+        static let crashSignals: [Int32] = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
 
-    private static let installed: Bool = {
-        for signal in crashSignals {
-            var action = sigaction()
-            action.__sigaction_handler.sa_sigaction = crashNoteHandler
-            action.sa_flags = SA_SIGINFO
-            sigemptyset(&action.sa_mask)
-            sigaction(signal, &action, crashNotePrevious + Int(signal))
-        }
-        return true
-    }()
+        private static let installed: Bool = {
+            for signal in crashSignals {
+                var action = sigaction()
+                action.__sigaction_handler.sa_sigaction = crashNoteHandler
+                action.sa_flags = SA_SIGINFO
+                sigemptyset(&action.sa_mask)
+                sigaction(signal, &action, crashNotePrevious + Int(signal))
+            }
+            return true
+        }()
     #endif
 }
 
 #if os(Linux)
-nonisolated(unsafe) let crashNoteBuffer: UnsafeMutablePointer<UInt8> = {
-    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: CrashNote.slotCount * CrashNote.slotSize)
-    buffer.initialize(repeating: 0, count: CrashNote.slotCount * CrashNote.slotSize)
-    return buffer
-}()
+    nonisolated(unsafe) let crashNoteBuffer: UnsafeMutablePointer<UInt8> = {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: CrashNote.slotCount * CrashNote.slotSize)
+        buffer.initialize(repeating: 0, count: CrashNote.slotCount * CrashNote.slotSize)
+        return buffer
+    }()
 
-nonisolated(unsafe) let crashNotePrevious: UnsafeMutablePointer<sigaction> = {
-    let previous = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
-    previous.initialize(repeating: sigaction(), count: 65)
-    return previous
-}()
+    nonisolated(unsafe) let crashNotePrevious: UnsafeMutablePointer<sigaction> = {
+        let previous = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
+        previous.initialize(repeating: sigaction(), count: 65)
+        return previous
+    }()
 
-private func crashNoteHandler(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo_t>?, _ context: UnsafeMutableRawPointer?) {
-    for slot in 0..<CrashNote.slotCount {
-        let start = crashNoteBuffer + slot * CrashNote.slotSize
-        if start[0] != 0 { _ = write(2, start, strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))) }
+    private func crashNoteHandler(_ signal: Int32, _ info: UnsafeMutablePointer<siginfo_t>?, _ context: UnsafeMutableRawPointer?) {
+        for slot in 0..<CrashNote.slotCount {
+            let start = crashNoteBuffer + slot * CrashNote.slotSize
+            if start[0] != 0 { _ = write(2, start, strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))) }
+        }
+        sigaction(signal, crashNotePrevious + Int(signal), nil)
     }
-    sigaction(signal, crashNotePrevious + Int(signal), nil)
-}
 #endif
 
 // MARK: - Random values
@@ -238,11 +242,12 @@ extension FuzzRNG {
         case 3: return sfPick(["a", "b", "c", "d", "e", "f", "A", "F", "x", "X", "g", "z", "#"])
         case 4: return scalar(sfPick([0x300 + below(0x70), 0x1AB0 + below(0x10), 0x20D0 + below(0x20), 0xFE20 + below(0x10)]))  // combining
         case 5:
-            return scalar(sfPick([
-                0xFFFE, 0xFFFF, 0xFFFD, 0xFEFF, 0x200D, 0x200B, 0x202E, 0x0600, 0x0605, 0x110BD,  // BOM, ZWJ, RLO, prepend
-                0x1F1E6 + below(26), 0x1F600, 0x1F3FB, 0xE000, 0xFDD0, 0x1FFFE, 0x10FFFF, 0x85, 0x2028, 0x2029,
-                0x0660 + below(10), 0xFF10 + below(10), 0x1D7CE, 0x00BD, 0x2160, 0x1100, 0x1161, 0x11A8, 0xAC00,
-            ]))
+            return scalar(
+                sfPick([
+                    0xFFFE, 0xFFFF, 0xFFFD, 0xFEFF, 0x200D, 0x200B, 0x202E, 0x0600, 0x0605, 0x110BD,  // BOM, ZWJ, RLO, prepend
+                    0x1F1E6 + below(26), 0x1F600, 0x1F3FB, 0xE000, 0xFDD0, 0x1FFFE, 0x10FFFF, 0x85, 0x2028, 0x2029,
+                    0x0660 + below(10), 0xFF10 + below(10), 0x1D7CE, 0x00BD, 0x2160, 0x1100, 0x1161, 0x11A8, 0xAC00,
+                ]))
         case 6:
             let value = below(0x11_0000)
             return (0xD800...0xDFFF).contains(value) ? "\u{FFFD}" : scalar(value)
@@ -520,7 +525,8 @@ struct SelfFuzzTests {
             guard !result.exhausted else { return }
             switch predicate {
             case .containsByte(let b):
-                v.check(result.bytes == [b], "\(predicate): not exhausted, but the result is \(result.bytes.count) bytes, not [\(b)] (input \(input.count) bytes)")
+                v.check(
+                    result.bytes == [b], "\(predicate): not exhausted, but the result is \(result.bytes.count) bytes, not [\(b)] (input \(input.count) bytes)")
             case .lengthAtLeast(let k):
                 v.check(result.bytes.count == k, "\(predicate): not exhausted, but the result is \(result.bytes.count) bytes (input \(input.count) bytes)")
             case .subsequence(let s):
@@ -577,12 +583,13 @@ struct SelfFuzzTests {
         // In the long mode the mutators share one property's time.
         SelfFuzz.run("mutator \(name)", iterations: 400, share: 1 / Double(Mutator.byteLevel.count)) { rng, _, v in
             let input = rng.sfBytes(count: rng.oneIn(20) ? rng.below(4097) : rng.sfLength(upTo: 300))
-            let partner: [UInt8]? = switch rng.below(6) {
-            case 0: nil
-            case 1: []
-            case 2: input
-            default: rng.sfBytes(count: rng.sfLength(upTo: 300))
-            }
+            let partner: [UInt8]? =
+                switch rng.below(6) {
+                case 0: nil
+                case 1: []
+                case 2: input
+                default: rng.sfBytes(count: rng.sfLength(upTo: 300))
+                }
             let maxLength = randomMaxLength(for: input, &rng)
             checkMutation(mutator, input: input, partner: partner, maxLength: maxLength, &rng, &v)
         }
@@ -650,12 +657,14 @@ struct SelfFuzzTests {
             v.check(frames.count <= CrashSignature.frameCount, "\(frames.count) frames: \(frames); \(describe())")
             v.check(frames.allSatisfy { !$0.isEmpty }, "an empty frame in \(frames); \(describe())")
             v.check(!sited.contains { $0.unicodeScalars.contains("\n") }, "a frame spans lines: \(sited); \(describe())")
-            v.check(!frames.contains { $0.contains("_assertionFailure") || $0.hasPrefix("swift_") || $0.contains("_checkIndex") },
-                    "a runtime frame was kept: \(frames); \(describe())")
+            v.check(
+                !frames.contains { $0.contains("_assertionFailure") || $0.hasPrefix("swift_") || $0.contains("_checkIndex") },
+                "a runtime frame was kept: \(frames); \(describe())")
             v.check(sited.count == frames.count, "site: true gives \(sited), site: false gives \(frames); \(describe())")
             if sited.count == frames.count, !frames.isEmpty {
-                v.check(sited[0].hasPrefix(frames[0]) && sited.dropFirst() == frames.dropFirst(),
-                        "site: true gives \(sited), site: false gives \(frames); \(describe())")
+                v.check(
+                    sited[0].hasPrefix(frames[0]) && sited.dropFirst() == frames.dropFirst(),
+                    "site: true gives \(sited), site: false gives \(frames); \(describe())")
             }
             // make takes any signal, frames and message.
             let signal: Int32 = rng.oneIn(2) ? Int32(rng.below(40)) : Int32(truncatingIfNeeded: rng.next())
@@ -703,7 +712,8 @@ struct SelfFuzzTests {
     private func checkMinimizer(
         input: [UInt8], predicate: Predicate, maxTests: Int, structure: (([UInt8]) -> [[UInt8]])?, _ v: inout SelfFuzz.Violations
     ) -> Minimizer.Result {
-        let what = "input \(input.count) bytes\(input.count <= 48 ? " \(input)" : ""), predicate \(predicate), maxTests \(maxTests), structure \(structure == nil ? "none" : "random")"
+        let what =
+            "input \(input.count) bytes\(input.count <= 48 ? " \(input)" : ""), predicate \(predicate), maxTests \(maxTests), structure \(structure == nil ? "none" : "random")"
         var calls = 0
         var tested = Set<[UInt8]>()
         var passed = Set<[UInt8]>()
@@ -725,10 +735,13 @@ struct SelfFuzzTests {
         v.check(original == 0, "the input itself was tested again \(original) times; \(what)")
         v.check(repeated == 0, "\(repeated) candidates were tested twice (the cache missed); \(what)")
         v.check(result.bytes.count <= input.count, "result \(result.bytes.count) bytes is longer than the input; \(what)")
-        v.check(result.bytes == input || passed.contains(result.bytes),
-                "result \(result.bytes.count) bytes\(result.bytes.count <= 48 ? " \(result.bytes)" : "") is neither the input nor a candidate that passed; \(what)")
+        v.check(
+            result.bytes == input || passed.contains(result.bytes),
+            "result \(result.bytes.count) bytes\(result.bytes.count <= 48 ? " \(result.bytes)" : "") is neither the input nor a candidate that passed; \(what)")
         if stopped {
-            v.check(result.exhausted, "the predicate returned nil (stop), but the result is not marked exhausted; result \(result.bytes), tests \(result.tests); \(what)")
+            v.check(
+                result.exhausted,
+                "the predicate returned nil (stop), but the result is not marked exhausted; result \(result.bytes), tests \(result.tests); \(what)")
         }
         // Deterministic predicates: the result still fails, and is 1-minimal unless exhausted.
         if !stopped, predicate.holds(input) == true {
@@ -738,7 +751,9 @@ struct SelfFuzzTests {
                     var smaller = result.bytes
                     smaller.remove(at: i)
                     if predicate.holds(smaller) == true {
-                        v.fail("not exhausted, but the result \(result.bytes.count <= 48 ? "\(result.bytes)" : "(\(result.bytes.count) bytes)") is not 1-minimal: without byte \(i) it still satisfies the predicate; tests \(result.tests); \(what)")
+                        v.fail(
+                            "not exhausted, but the result \(result.bytes.count <= 48 ? "\(result.bytes)" : "(\(result.bytes.count) bytes)") is not 1-minimal: without byte \(i) it still satisfies the predicate; tests \(result.tests); \(what)"
+                        )
                         break
                     }
                 }
@@ -786,7 +801,8 @@ struct SelfFuzzTests {
         var again = input
         let whatAgain = mutator.mutate(&again, using: &replay, context: context)
         let name = mutator.name
-        let describe = "\(name) on \(input.count) bytes\(input.count <= 32 ? " \(input)" : ""), partner \(partner.map { "\($0.count) bytes" } ?? "nil"), maxLength \(maxLength)"
+        let describe =
+            "\(name) on \(input.count) bytes\(input.count <= 32 ? " \(input)" : ""), partner \(partner.map { "\($0.count) bytes" } ?? "nil"), maxLength \(maxLength)"
         v.check(again == bytes && whatAgain == what, "\(describe): not deterministic (\(what ?? "nil") vs \(whatAgain ?? "nil"))")
         guard let what else {
             v.check(bytes == input, "\(describe): returned nil but changed the bytes")
@@ -806,8 +822,9 @@ struct SelfFuzzTests {
             let width = differing.count
             let adjacent = differing.last.map { $0 - differing[0] + 1 == width } ?? false
             let inverted = differing.allSatisfy { bytes[$0] == ~input[$0] }
-            v.check(m == n && adjacent && inverted && ([1, 2, 4].contains(width) || width == n),
-                    "\(describe): \(what) changed \(width) bytes \(differing), length \(n) -> \(m)")
+            v.check(
+                m == n && adjacent && inverted && ([1, 2, 4].contains(width) || width == n),
+                "\(describe): \(what) changed \(width) bytes \(differing), length \(n) -> \(m)")
         case "random-byte":
             v.check(m == n && differing.count == 1, "\(describe): \(what) changed \(differing.count) bytes, length \(n) -> \(m)")
         case "arithmetic", "interesting-int":
@@ -816,12 +833,14 @@ struct SelfFuzzTests {
         case "insert":
             v.check((1...32).contains(m - n) && prefix + suffix >= n, "\(describe): \(what) is not an insertion of 1 to 32 bytes (\(n) -> \(m))")
         case "delete":
-            v.check((1...max(1, n / 4)).contains(n - m) && prefix + suffix >= m, "\(describe): \(what) is not a deletion of 1 to max(1, n/4) bytes (\(n) -> \(m))")
+            v.check(
+                (1...max(1, n / 4)).contains(n - m) && prefix + suffix >= m, "\(describe): \(what) is not a deletion of 1 to max(1, n/4) bytes (\(n) -> \(m))")
         case "duplicate":
             let c = m - n
             // A copy of input[at..<at+c] right after it: the first at+c bytes are the input's,
             // and so are the last n-at-c.
-            let isDuplicate = (1...64).contains(c) && c <= n && prefix >= c && max(0, n - c - suffix) <= min(n - c, prefix - c)
+            let isDuplicate =
+                (1...64).contains(c) && c <= n && prefix >= c && max(0, n - c - suffix) <= min(n - c, prefix - c)
                 && (max(0, n - c - suffix)...min(n - c, prefix - c)).contains { at in
                     bytes[(at + c)..<(at + 2 * c)].elementsEqual(input[at..<(at + c)])
                 }
@@ -834,9 +853,11 @@ struct SelfFuzzTests {
             let partner = partner ?? []
             // Some cut no longer than the common prefix, after which come partner bytes (the
             // longest such cut is nearly always the one, so try those first).
-            let isSplice = n > 0 && (0...min(prefix, n - 1, m)).reversed().contains { cut in
-                bytes.count == cut || partner.firstRange(of: bytes[cut...]) != nil
-            }
+            let isSplice =
+                n > 0
+                && (0...min(prefix, n - 1, m)).reversed().contains { cut in
+                    bytes.count == cut || partner.firstRange(of: bytes[cut...]) != nil
+                }
             v.check(isSplice, "\(describe): \(what) is not a prefix of the input followed by a suffix of the partner (\(n) -> \(m))")
         default:
             break  // a mutator added later: the generic contract above still holds
@@ -853,7 +874,8 @@ struct SelfFuzzTests {
         case 3: return part(&rng) + rng.sfPick(["0x", "0X", " 0x", "0x0", "0xg"])
         case 4: return part(&rng) + rng.sfPick([" [rule: ", " [rule:", "[rule: ", " [rule: ]", " [rule: ]]"])
         case 5: return part(&rng) + " [rule: " + part(&rng) + "]"
-        case 6: return rng.sfPick(["a", "", "0", " "]) + String(repeating: Character(Unicode.Scalar(0x300 + UInt32(rng.below(0x70)))!), count: rng.below(10_000))
+        case 6:
+            return rng.sfPick(["a", "", "0", " "]) + String(repeating: Character(Unicode.Scalar(0x300 + UInt32(rng.below(0x70)))!), count: rng.below(10_000))
         case 7:
             // Around 1 MB, now and then (each costs a little).
             guard rng.oneIn(8) else { return part(&rng) }

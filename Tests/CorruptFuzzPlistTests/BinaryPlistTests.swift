@@ -147,9 +147,11 @@ struct BinaryPlistTests {
         print("malformed binary plists that Foundation reads anyway: \(foundationAccepted)")
     }
 
-    @Test("lies in the trailer and the object table are caught", arguments: [
-        ("numObjects", 8, "trailer.numObjects"), ("topObject", 16, "trailer.topObject"), ("offsetTable", 24, "trailer.offsetTableOffset"),
-    ])
+    @Test(
+        "lies in the trailer and the object table are caught",
+        arguments: [
+            ("numObjects", 8, "trailer.numObjects"), ("topObject", 16, "trailer.topObject"), ("offsetTable", 24, "trailer.offsetTableOffset"),
+        ])
     func trailerLies(field: String, at: Int, message: String) throws {
         var bytes = [UInt8](try PropertyListSerialization.data(fromPropertyList: ["a": [1, 2, 3]], format: .binary, options: 0))
         let t = bytes.count - 32

@@ -24,15 +24,18 @@ func foundationObject(_ value: Any) -> NSObject {
 
 @Suite("Keyed archives written by the real NSKeyedArchiver")
 struct GeneratedArchiveTests {
-    @Test("2,000 friend lists archived by NSKeyedArchiver: read, written back byte for byte, as Foundation reads them, valid, and unarchived to the values drawn")
+    @Test(
+        "2,000 friend lists archived by NSKeyedArchiver: read, written back byte for byte, as Foundation reads them, valid, and unarchived to the values drawn")
     func friendLists() throws {
         var rng = FuzzRNG(seed: 11)
         let format = FriendListFormat()
         for round in 0..<2000 {
-            let values = try Arbitrary.value(FriendListFormat.Values.self, using: &rng, overrides: [
-                "friends.name": .nonEmptyString(maxLength: 20),
-                "friends.birthday": .date(in: Date(timeIntervalSince1970: -2e9)...Date(timeIntervalSince1970: 4e9)),
-            ])
+            let values = try Arbitrary.value(
+                FriendListFormat.Values.self, using: &rng,
+                overrides: [
+                    "friends.name": .nonEmptyString(maxLength: 20),
+                    "friends.birthday": .date(in: Date(timeIntervalSince1970: -2e9)...Date(timeIntervalSince1970: 4e9)),
+                ])
             let list = FriendList(friends: values.friends.map { Friend(name: $0.name, birthday: $0.birthday) })
             let bytes = FriendListFormat.archive(list)
             let plist = try BinaryPlistReader.read(bytes)
@@ -69,9 +72,11 @@ struct GeneratedArchiveTests {
         var nested: [String: Int]
     }
 
-    @Test("a Codable model through PropertyListEncoder: 1,000 binary files read and written back byte for byte, and decode to the value drawn; XML too", arguments: [
-        PropertyListSerialization.PropertyListFormat.binary, .xml,
-    ])
+    @Test(
+        "a Codable model through PropertyListEncoder: 1,000 binary files read and written back byte for byte, and decode to the value drawn; XML too",
+        arguments: [
+            PropertyListSerialization.PropertyListFormat.binary, .xml,
+        ])
     func codableModel(format: PropertyListSerialization.PropertyListFormat) throws {
         let generator = PropertyListGenerator(Settings.self, format: format, overrides: ["fontSize": .range(8...72)])
         var a = FuzzRNG(seed: 5), b = FuzzRNG(seed: 5)
@@ -92,15 +97,18 @@ struct GeneratedArchiveTests {
 
 @Suite("The friend-list example: loading-failure catalogue and loaders")
 struct FriendListExampleTests {
-    let seed = FriendListFormat.archive(FriendList(friends: [
-        Friend(name: "Ada", birthday: Date(timeIntervalSince1970: -4_000_000_000 / 2)),
-        Friend(name: "Linus", birthday: Date(timeIntervalSince1970: 0)),
-    ]))
+    let seed = FriendListFormat.archive(
+        FriendList(friends: [
+            Friend(name: "Ada", birthday: Date(timeIntervalSince1970: -4_000_000_000 / 2)),
+            Friend(name: "Linus", birthday: Date(timeIntervalSince1970: 0)),
+        ]))
 
-    @Test("each loading failure gets its reason from the validator and from the hardened loader", arguments: [
-        ("single-byte", "corrupt"), ("exploding-object", "corrupt"), ("version=future", "unsupported-version"),
-        ("version=0", "corrupt"), ("version=-1", "corrupt"), ("version=missing", "corrupt"),
-    ])
+    @Test(
+        "each loading failure gets its reason from the validator and from the hardened loader",
+        arguments: [
+            ("single-byte", "corrupt"), ("exploding-object", "corrupt"), ("version=future", "unsupported-version"),
+            ("version=0", "corrupt"), ("version=-1", "corrupt"), ("version=missing", "corrupt"),
+        ])
     func catalogue(name: String, reason: String) throws {
         let format = FriendListFormat()
         let mutation = try #require(format.catalogue(of: seed).first { $0.name == name })

@@ -12,10 +12,12 @@ struct KeyedArchiveTests {
         }
     }
 
-    @Test("broken archives are caught with the rule they break", arguments: [
-        ("bpylist2-invalid_uid_archive.plist", "UID"), ("bpylist2-no_objects_archive.plist", "$objects"),
-        ("bpylist2-no_top_archive.plist", "$top"), ("bpylist2-no_class_name_archive.plist", "class description"),
-    ])
+    @Test(
+        "broken archives are caught with the rule they break",
+        arguments: [
+            ("bpylist2-invalid_uid_archive.plist", "UID"), ("bpylist2-no_objects_archive.plist", "$objects"),
+            ("bpylist2-no_top_archive.plist", "$top"), ("bpylist2-no_class_name_archive.plist", "class description"),
+        ])
     func brokenArchives(file: String, mentions: String) throws {
         let bytes = [UInt8](try Data(contentsOf: corpus.appendingPathComponent("plists-malformed/\(file)")))
         let problem = KeyedArchiveChecker.problem(in: try BinaryPlistReader.read(bytes))
@@ -31,7 +33,10 @@ struct KeyedArchiveTests {
         #expect(try PropertyListSerialization.propertyList(from: Data(seed), format: nil) is [String: Any])
         let mutations = format.catalogue(of: seed)
         let names = Set(mutations.map(\.name))
-        for expected in ["trailer.offsetIntSize=0", "trailer.numObjects=+1", "trailer.topObject=max", "trailer.offsetTableOffset=max", "offsets[0]+1", "uid[10]=out-of-range", "objects[1].length+1"] {
+        for expected in [
+            "trailer.offsetIntSize=0", "trailer.numObjects=+1", "trailer.topObject=max", "trailer.offsetTableOffset=max", "offsets[0]+1",
+            "uid[10]=out-of-range", "objects[1].length+1",
+        ] {
             #expect(names.contains(expected), "\(expected) missing from \(names.sorted())")
         }
         let invalid = mutations.filter { !format.validator.validate($0.bytes).isValid }
@@ -72,7 +77,8 @@ struct PlistSelfFuzzTests {
             var bytes = seeds[i % seeds.count]
             if rng.oneIn(2), let m = format.mutate(bytes, using: &rng) { bytes = m.bytes }
             for _ in 0..<(1 + rng.below(4)) {
-                Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)]))
+                Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(
+                    &bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)]))
             }
             _ = format.validator.validate(bytes)
             if i % 10 == 0 { _ = format.catalogue(of: bytes) }

@@ -116,46 +116,48 @@ struct XMLPlistTests {
         #expect(foundationReads.isSubset(of: ["goplist-xml_unusual_s07.plist", "goplist-xml_unusual_s09.plist"]), "\(foundationReads.sorted())")
     }
 
-    @Test("each rule of the reader has a message that says what broke and where", arguments: [
-        ("<foo/>", "line 4, column 1: unknown element <foo>"),
-        ("<integer>12a</integer>", "<integer> \"12a\" is not an integer"),
-        ("<integer> 12</integer>", "<integer> \" 12\" is not an integer"),
-        ("<integer>18446744073709551616</integer>", "is not an integer in -2^63...2^64-1"),
-        ("<integer>-9223372036854775809</integer>", "is not an integer"),
-        ("<real>1.2.3</real>", "<real> \"1.2.3\" is not a real number"),
-        ("<data>AB$C</data>", "<data>: bad base64: character \"$\" is not base64"),
-        ("<data>ABC</data>", "bad base64: 3 characters and 0 '=' are not whole groups of four"),
-        ("<data>AB==CD==</data>", "characters after '=' padding"),
-        ("<date>2024-02-30T00:00:00Z</date>", "<date> \"2024-02-30T00:00:00Z\" is not a date"),
-        ("<date>2024-01-01 00:00:00</date>", "is not a date written yyyy-MM-ddTHH:mm:ssZ"),
-        ("<array>\n\t<string>a</string>\n</dict>", "line 6, column 1: </dict> closes <array> (opened at line 4, column 1): unbalanced tags"),
-        ("<array><string>a</array>", "</array> closes <string>"),
-        ("<array>", "</plist> closes <array> (opened at line 4, column 1): unbalanced tags"),
-        ("<dict><key>a</key></dict>", "key \"a\" is not followed by a value"),
-        ("<dict><string>a</string></dict>", "<string> in <dict> where a <key> was expected: a value without a key"),
-        ("<array>hello</array>", "text outside elements: \"hello</array>"),
-        ("<string>&foo;</string>", "unknown entity &foo;"),
-        ("<string>a & b</string>", "'&' that starts no reference"),
-        ("<string>&#0;</string>", "&#0; is not an XML character"),
-        ("<string>&#xD800;</string>", "&#xD800; is not an XML character"),
-        ("<string>&#12a;</string>", "malformed character reference &#12a;"),
-        ("<string>a]]>b</string>", "']]>' in text"),
-        ("<string>a<!-- c --></string>", "comment inside <string>"),
-        ("<string>a<b/></string>", "markup \"<b/></string>"),
-        ("<dict><key>a</key><true/><key>a</key><false/></dict>", "duplicate key \"a\""),
-        ("<true/><false/>", "a second value <false> in <plist>"),
-        ("<string x=\"1\">a</string>", "attribute x on <string>: only <plist> takes attributes"),
-        ("<true>yes</true>", "<true> holds content"),
-        ("<integer/>", "empty <integer/>"),
-        ("<key>a</key>", "<key> outside a <dict>"),
-        ("<plist/>", "<plist> inside <plist>"),
-        ("<dict><key>CF$UID</key><string>1</string></dict>", "CF$UID holds something other than an <integer>"),
-        ("<dict><key>CF$UID</key><integer>-1</integer></dict>", "CF$UID -1 is not a UID"),
-        ("<string>\u{1}</string>", "control character 0x01 is not an XML character"),
-        ("<string>a</string><!-- never closed", "comment not closed with '-->'"),
-        ("<string>a</string", "malformed end tag </string"),
-        ("<?xml version=\"1.0\"?><true/>", "an XML declaration is only allowed at the very start"),
-    ])
+    @Test(
+        "each rule of the reader has a message that says what broke and where",
+        arguments: [
+            ("<foo/>", "line 4, column 1: unknown element <foo>"),
+            ("<integer>12a</integer>", "<integer> \"12a\" is not an integer"),
+            ("<integer> 12</integer>", "<integer> \" 12\" is not an integer"),
+            ("<integer>18446744073709551616</integer>", "is not an integer in -2^63...2^64-1"),
+            ("<integer>-9223372036854775809</integer>", "is not an integer"),
+            ("<real>1.2.3</real>", "<real> \"1.2.3\" is not a real number"),
+            ("<data>AB$C</data>", "<data>: bad base64: character \"$\" is not base64"),
+            ("<data>ABC</data>", "bad base64: 3 characters and 0 '=' are not whole groups of four"),
+            ("<data>AB==CD==</data>", "characters after '=' padding"),
+            ("<date>2024-02-30T00:00:00Z</date>", "<date> \"2024-02-30T00:00:00Z\" is not a date"),
+            ("<date>2024-01-01 00:00:00</date>", "is not a date written yyyy-MM-ddTHH:mm:ssZ"),
+            ("<array>\n\t<string>a</string>\n</dict>", "line 6, column 1: </dict> closes <array> (opened at line 4, column 1): unbalanced tags"),
+            ("<array><string>a</array>", "</array> closes <string>"),
+            ("<array>", "</plist> closes <array> (opened at line 4, column 1): unbalanced tags"),
+            ("<dict><key>a</key></dict>", "key \"a\" is not followed by a value"),
+            ("<dict><string>a</string></dict>", "<string> in <dict> where a <key> was expected: a value without a key"),
+            ("<array>hello</array>", "text outside elements: \"hello</array>"),
+            ("<string>&foo;</string>", "unknown entity &foo;"),
+            ("<string>a & b</string>", "'&' that starts no reference"),
+            ("<string>&#0;</string>", "&#0; is not an XML character"),
+            ("<string>&#xD800;</string>", "&#xD800; is not an XML character"),
+            ("<string>&#12a;</string>", "malformed character reference &#12a;"),
+            ("<string>a]]>b</string>", "']]>' in text"),
+            ("<string>a<!-- c --></string>", "comment inside <string>"),
+            ("<string>a<b/></string>", "markup \"<b/></string>"),
+            ("<dict><key>a</key><true/><key>a</key><false/></dict>", "duplicate key \"a\""),
+            ("<true/><false/>", "a second value <false> in <plist>"),
+            ("<string x=\"1\">a</string>", "attribute x on <string>: only <plist> takes attributes"),
+            ("<true>yes</true>", "<true> holds content"),
+            ("<integer/>", "empty <integer/>"),
+            ("<key>a</key>", "<key> outside a <dict>"),
+            ("<plist/>", "<plist> inside <plist>"),
+            ("<dict><key>CF$UID</key><string>1</string></dict>", "CF$UID holds something other than an <integer>"),
+            ("<dict><key>CF$UID</key><integer>-1</integer></dict>", "CF$UID -1 is not a UID"),
+            ("<string>\u{1}</string>", "control character 0x01 is not an XML character"),
+            ("<string>a</string><!-- never closed", "comment not closed with '-->'"),
+            ("<string>a</string", "malformed end tag </string"),
+            ("<?xml version=\"1.0\"?><true/>", "an XML declaration is only allowed at the very start"),
+        ])
     func rules(body: String, message: String) {
         let bytes = xmlDocument(body)
         #expect {
@@ -166,26 +168,28 @@ struct XMLPlistTests {
         }
     }
 
-    @Test("the prolog and the bytes are checked as strictly", arguments: [
-        ("<plist version=\"1.0\"><true/></plist>junk", "content after </plist>"),
-        ("<dict/>", "the root element is <dict>, not <plist>"),
-        ("<plist version=\"2.0\"><true/></plist>", "only version=\"1.0\" is read"),
-        ("<plist version=\"1.0\"></plist>", "<plist> holds no value"),
-        ("<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist><true/></plist>", "only UTF-8 is read"),
-        ("<?xml encoding=\"UTF-8\"?><plist><true/></plist>", "encoding must follow version"),
-        // The classic external-entity attack: the internal subset is refused before anything
-        // in it is looked at, so nothing is ever fetched or expanded.
-        ("<!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>", "internal DTD subset is not read"),
-        ("<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\"><plist><true/></plist>", "PUBLIC needs a public and a system identifier"),
-        ("<!DOCTYPE plist><!DOCTYPE plist><plist><true/></plist>", "a second DOCTYPE"),
-        ("<!-- a -- b --><plist><true/></plist>", "'--' inside a comment"),
-        ("hello", "text outside elements"),
-        ("  ", "no <plist> element"),
-        ("<plist><array>", "<array> (opened at line 1, column 8) is never closed: unbalanced tags"),
-        ("<plist><string", "the <string> tag is not closed before the end of the file"),
-        ("<plist><string>abc", "<string> is never closed: unbalanced tags"),
-        ("\u{FEFF}<plist><true/></plist>", "UTF-8 byte-order mark"),
-    ])
+    @Test(
+        "the prolog and the bytes are checked as strictly",
+        arguments: [
+            ("<plist version=\"1.0\"><true/></plist>junk", "content after </plist>"),
+            ("<dict/>", "the root element is <dict>, not <plist>"),
+            ("<plist version=\"2.0\"><true/></plist>", "only version=\"1.0\" is read"),
+            ("<plist version=\"1.0\"></plist>", "<plist> holds no value"),
+            ("<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist><true/></plist>", "only UTF-8 is read"),
+            ("<?xml encoding=\"UTF-8\"?><plist><true/></plist>", "encoding must follow version"),
+            // The classic external-entity attack: the internal subset is refused before anything
+            // in it is looked at, so nothing is ever fetched or expanded.
+            ("<!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>", "internal DTD subset is not read"),
+            ("<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\"><plist><true/></plist>", "PUBLIC needs a public and a system identifier"),
+            ("<!DOCTYPE plist><!DOCTYPE plist><plist><true/></plist>", "a second DOCTYPE"),
+            ("<!-- a -- b --><plist><true/></plist>", "'--' inside a comment"),
+            ("hello", "text outside elements"),
+            ("  ", "no <plist> element"),
+            ("<plist><array>", "<array> (opened at line 1, column 8) is never closed: unbalanced tags"),
+            ("<plist><string", "the <string> tag is not closed before the end of the file"),
+            ("<plist><string>abc", "<string> is never closed: unbalanced tags"),
+            ("\u{FEFF}<plist><true/></plist>", "UTF-8 byte-order mark"),
+        ])
     func prolog(document: String, message: String) {
         #expect {
             try XMLPlistReader.read(Array(document.utf8))
@@ -232,11 +236,17 @@ struct XMLPlistTests {
         var deep: Any = Data((0..<100).map { UInt8($0) })
         for _ in 0..<11 { deep = [deep, Data((0..<40).map { UInt8($0 * 3) }), Data()] }
         let values: [Any] = [
-            [0.0, -0.0, 1.5, 0.1, 1e100, 3.0, .nan, Double.infinity, -Double.infinity, 1.0 / 3, Double.leastNonzeroMagnitude, 1e16, 1e15, -2.5e-300, Double(Float(1.1))],
+            [
+                0.0, -0.0, 1.5, 0.1, 1e100, 3.0, .nan, Double.infinity, -Double.infinity, 1.0 / 3, Double.leastNonzeroMagnitude, 1e16, 1e15, -2.5e-300,
+                Double(Float(1.1)),
+            ],
             [Int64.min, Int64.max, 0, -1, 255, 256, 65_535, 65_536, 4_294_967_295, 4_294_967_296] as [Int64],
             [UInt64.max, UInt64(Int64.max) + 1] as [UInt64],
-            [Date(timeIntervalSinceReferenceDate: 0.9), Date(timeIntervalSinceReferenceDate: -0.5), Date(timeIntervalSinceReferenceDate: -1e11),
-             Date(timeIntervalSinceReferenceDate: -63_114_076_800), Date(timeIntervalSinceReferenceDate: 3e11), Date(timeIntervalSinceReferenceDate: -6.4e10)],
+            [
+                Date(timeIntervalSinceReferenceDate: 0.9), Date(timeIntervalSinceReferenceDate: -0.5), Date(timeIntervalSinceReferenceDate: -1e11),
+                Date(timeIntervalSinceReferenceDate: -63_114_076_800), Date(timeIntervalSinceReferenceDate: 3e11),
+                Date(timeIntervalSinceReferenceDate: -6.4e10),
+            ],
             ["a<b>c&d\"e'f\r\n\tx y é🧘", "", " lead", "trail ", "]]>", "&amp;"],
             ["": "", "b": [String: Any](), "a": [Any](), "d": Data(), "t": true, "f": false, "CF$UIDx": 1],
             deep,
@@ -287,8 +297,10 @@ struct XMLPlistTests {
             NSDictionary(dictionary: ["name": NSString(string: "水🧘 é"), "count": NSNumber(value: -7), "when": NSDate(timeIntervalSinceReferenceDate: 123_456)]),
             NSData(bytes: [UInt8](0..<200), length: 200),
             NSDate(timeIntervalSinceReferenceDate: -1e9),
-            NSDictionary(dictionary: ["list": NSArray(array: [NSData(bytes: [1, 2, 3], length: 3), NSString(string: "x"), NSArray()]),
-                                      "nested": NSDictionary(dictionary: ["deeper": NSArray(array: [NSNumber(value: Int64.max)])])]),
+            NSDictionary(dictionary: [
+                "list": NSArray(array: [NSData(bytes: [1, 2, 3], length: 3), NSString(string: "x"), NSArray()]),
+                "nested": NSDictionary(dictionary: ["deeper": NSArray(array: [NSNumber(value: Int64.max)])]),
+            ]),
             NSString(string: "plain"),
         ]
         for root in roots {
@@ -339,7 +351,10 @@ struct XMLPlistTests {
             #expect(KeyedArchiveChecker.problem(in: try XMLPlistReader.read(bytes)) == nil, "\(name)")
         }
         // The binary broken archives, converted to XML, are just as broken.
-        for (file, mentions) in [("bpylist2-invalid_uid_archive.plist", "UID"), ("bpylist2-no_top_archive.plist", "$top"), ("bpylist2-no_class_name_archive.plist", "class description")] {
+        for (file, mentions) in [
+            ("bpylist2-invalid_uid_archive.plist", "UID"), ("bpylist2-no_top_archive.plist", "$top"),
+            ("bpylist2-no_class_name_archive.plist", "class description"),
+        ] {
             let bytes = [UInt8](try Data(contentsOf: corpus.appendingPathComponent("plists-malformed/\(file)")))
             let xml = try XMLPlistWriter.write(try BinaryPlistReader.read(bytes))
             let problem = KeyedArchiveChecker.problem(in: try XMLPlistReader.read(xml))
@@ -395,7 +410,8 @@ struct XMLPlistTests {
             let verdict = format.validator.validate(mutation.bytes)
             // Lies the checker must see (a renamed class or an extra key may still make a valid archive).
             if mutation.name.hasSuffix("=out-of-range") || mutation.name == "uid[8]=0" || mutation.name.hasPrefix("dict[0] missing")
-                || mutation.name == "integer[30]=future" {
+                || mutation.name == "integer[30]=future"
+            {
                 #expect(!verdict.isValid, "\(mutation.name)")
             }
             if mutation.name == "encoding=binary" { #expect(verdict.isValid) }
@@ -416,7 +432,8 @@ struct XMLPlistTests {
             var bytes = seeds[i % seeds.count]
             if rng.oneIn(6), let m = format.mutate(bytes, using: &rng) { bytes = m.bytes }
             for _ in 0..<(1 + rng.below(3)) {
-                Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)]))
+                Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(
+                    &bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)]))
             }
             if !format.validator.validate(bytes).isValid { rejected += 1 }
             if i % 20 == 0 { _ = format.catalogue(of: bytes) }

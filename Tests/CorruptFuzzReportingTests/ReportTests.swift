@@ -45,7 +45,9 @@ func sampleReport(stderr: [UInt8]) -> RunReport {
     ]
     var suite = RunReport.Suite(result: result, replayValidatorArguments: "--format habit-tracker")
     suite.reproducers = [
-        .init(minimized: "/r/crash-1/minimized.habits", original: "/r/crash-1/original.habits", replayCommand: "corrupt-fuzz replay --target './naive @@' /r/crash-1/minimized.habits"),
+        .init(
+            minimized: "/r/crash-1/minimized.habits", original: "/r/crash-1/original.habits",
+            replayCommand: "corrupt-fuzz replay --target './naive @@' /r/crash-1/minimized.habits"),
         .init(minimized: "/r/silent-acceptance-1/minimized.habits", original: nil, replayCommand: "corrupt-fuzz replay x"),
     ]
     var clean = CampaignResult(targetName: "hardened", targetCommand: "./hardened @@", validatorName: nil, configuration: configuration, seedNames: [])

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 // "Fuzz the engine's own parts with themselves", for the JUnit writer: reports whose every
@@ -87,7 +87,9 @@ enum SelfFuzzReporting {
             if cases % batch == 0, !flushed() { break }
         }
         _ = flushed()
-        print("self-fuzz: \(property): \(cases) cases in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(replaySeed.map { "replayed seed \($0)" } ?? "first seed \(base)"))")
+        print(
+            "self-fuzz: \(property): \(cases) cases in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(replaySeed.map { "replayed seed \($0)" } ?? "first seed \(base)"))"
+        )
         return cases
     }
 
@@ -114,10 +116,11 @@ extension FuzzRNG {
         case 2: return pick(["<", ">", "&", "\"", "'", "]", "[", "!", "-", "?", "=", ";", "#"])
         case 3:
             // Characters XML 1.0 forbids or discourages, and ones that join graphemes.
-            return scalar(pick([
-                0xFFFE, 0xFFFF, 0xFFFD, 0xFEFF, 0xFDD0, 0xFDEF, 0x1FFFE, 0x10FFFF, 0xE000, 0x85, 0x2028, 0x2029,
-                0x200D, 0x202E, 0x0600, 0x1F1E6 + below(26), 0x1F3FB, 0xD7FF, 0x7F, 0x9F,
-            ]))
+            return scalar(
+                pick([
+                    0xFFFE, 0xFFFF, 0xFFFD, 0xFEFF, 0xFDD0, 0xFDEF, 0x1FFFE, 0x10FFFF, 0xE000, 0x85, 0x2028, 0x2029,
+                    0x200D, 0x202E, 0x0600, 0x1F1E6 + below(26), 0x1F3FB, 0xD7FF, 0x7F, 0x9F,
+                ]))
         case 4: return scalar(0x300 + below(0x70))  // combining marks
         case 5: return pick(["\n", "\r", "\t", " ", "\u{B}", "\u{C}", "\u{0}"])
         case 6:
@@ -248,7 +251,10 @@ extension FuzzRNG {
         result.stopReason = hostileString()
         result.targetGivesReasons = oneIn(2)
         result.toolError = maybeHostileString()
-        if oneIn(2) { result.outsideTraps = OutsideTraps(canaryPath: hostileString(), canaryToken: hostileString(), dtdURL: maybeHostileString(), entityURL: maybeHostileString()) }
+        if oneIn(2) {
+            result.outsideTraps = OutsideTraps(
+                canaryPath: hostileString(), canaryToken: hostileString(), dtdURL: maybeHostileString(), entityURL: maybeHostileString())
+        }
         // Sometimes many findings of one kind, so that the "and N more" failure is written.
         let count = [0, 1, below(8), below(30)][below(4)]
         let crowded = pick(FindingKind.allCases)
@@ -434,8 +440,10 @@ struct SelfFuzzReportingTests {
     func junitFixedHostileTexts() throws {
         let texts = [
             "", "]]>", "]]]]>>", "<![CDATA[x]]>", "\u{0}", "\u{1}\u{7}\u{8}\u{B}\u{C}\u{1B}\u{1F}", "\u{7F}\u{80}\u{85}\u{9F}",
-            "\u{FFFE}\u{FFFF}\u{FFFD}", String(String.UnicodeScalarView([0xFDD0, 0xFDEF, 0x1FFFE, 0x10FFFF].compactMap(Unicode.Scalar.init))), "\r\n\r\t\n", "&amp;&#0;&lt;<>\"'", "</testsuites>",
-            "e\u{301}\u{302}\u{303}", String(repeating: "\u{301}", count: 10_000), String(repeating: "]]>", count: 3000), String(repeating: "]]>", count: 20_000),
+            "\u{FFFE}\u{FFFF}\u{FFFD}", String(String.UnicodeScalarView([0xFDD0, 0xFDEF, 0x1FFFE, 0x10FFFF].compactMap(Unicode.Scalar.init))), "\r\n\r\t\n",
+            "&amp;&#0;&lt;<>\"'", "</testsuites>",
+            "e\u{301}\u{302}\u{303}", String(repeating: "\u{301}", count: 10_000), String(repeating: "]]>", count: 3000),
+            String(repeating: "]]>", count: 20_000),
             String(repeating: "x", count: 1 << 20), "\u{202E}\u{200D}\u{FEFF}", "--><!--", "?><?xml version=\"1.0\"?>",
         ]
         var documents: [(name: String, xml: String)] = []
@@ -459,7 +467,8 @@ struct SelfFuzzReportingTests {
                             kind: kind, signature: other, detail: other, input: input,
                             execution: Execution(outcome: .crashed(signal: 11, frames: [other], message: other), stdout: bytes, stderr: bytes),
                             verdict: .invalid(reason: other, message: other)),
-                        hits: 2, firstExecution: 1, firstSeconds: 0.5, minimized: bytes, minimizedExecution: Execution(outcome: .acceptedInvalid(message: other), stdout: bytes, stderr: bytes))
+                        hits: 2, firstExecution: 1, firstSeconds: 0.5, minimized: bytes,
+                        minimizedExecution: Execution(outcome: .acceptedInvalid(message: other), stdout: bytes, stderr: bytes))
                 }
             }
             var suite = RunReport.Suite(result: result, replayValidatorArguments: other)
@@ -483,11 +492,15 @@ struct SelfFuzzReportingTests {
             let text = rng.hostileString()
             for attribute in [false, true] {
                 let escaped = XMLText.escape(text, attribute: attribute)
-                v.check(escaped.unicodeScalars.allSatisfy(isXMLChar), "escape(attribute: \(attribute)) left a character XML 1.0 forbids: \(String(reflecting: escaped.prefix(200)))")
-                v.check(!escaped.unicodeScalars.contains { $0 == "<" || $0 == ">" || $0 == "\r" },
-                        "escape(attribute: \(attribute)) left markup: \(String(reflecting: escaped.prefix(200)))")
+                v.check(
+                    escaped.unicodeScalars.allSatisfy(isXMLChar),
+                    "escape(attribute: \(attribute)) left a character XML 1.0 forbids: \(String(reflecting: escaped.prefix(200)))")
+                v.check(
+                    !escaped.unicodeScalars.contains { $0 == "<" || $0 == ">" || $0 == "\r" },
+                    "escape(attribute: \(attribute)) left markup: \(String(reflecting: escaped.prefix(200)))")
                 if attribute {
-                    v.check(!escaped.unicodeScalars.contains { $0 == "\"" || $0 == "\n" || $0 == "\t" }, "escape(attribute: true) left a quote or a raw line break")
+                    v.check(
+                        !escaped.unicodeScalars.contains { $0 == "\"" || $0 == "\n" || $0 == "\t" }, "escape(attribute: true) left a quote or a raw line break")
                 }
             }
             // Valid UTF-8 decodes to itself.
@@ -496,10 +509,12 @@ struct SelfFuzzReportingTests {
             // each invalid byte becomes exactly one escape.
             let bytes = rng.hostileBytes()
             let decoded = XMLText.decode(bytes)
-            v.check(!decoded.unicodeScalars.contains("\u{FFFD}") || Oracle.occurs([0xEF, 0xBF, 0xBD], in: bytes),
-                    "decode produced U+FFFD from bytes that hold none: \(bytes.prefix(64))")
-            v.check(decoded.unicodeScalars.count >= String(decoding: bytes, as: UTF8.self).unicodeScalars.count,
-                    "decode lost bytes: \(bytes.prefix(64))")
+            v.check(
+                !decoded.unicodeScalars.contains("\u{FFFD}") || Oracle.occurs([0xEF, 0xBF, 0xBD], in: bytes),
+                "decode produced U+FFFD from bytes that hold none: \(bytes.prefix(64))")
+            v.check(
+                decoded.unicodeScalars.count >= String(decoding: bytes, as: UTF8.self).unicodeScalars.count,
+                "decode lost bytes: \(bytes.prefix(64))")
         }
     }
 
@@ -530,17 +545,23 @@ struct SelfFuzzReportingTests {
             totalFailures += failing
             totalErrors += erring
             let name = "suite \(String(reflecting: String(result.targetName.prefix(60))))"
-            v.check(element.attributes["tests"] == "\(cases.count)", "\(name): tests=\(element.attributes["tests"] ?? "-") but \(cases.count) testcase elements")
-            v.check(element.attributes["failures"] == "\(failing)", "\(name): failures=\(element.attributes["failures"] ?? "-") but \(failing) failing testcases")
+            v.check(
+                element.attributes["tests"] == "\(cases.count)", "\(name): tests=\(element.attributes["tests"] ?? "-") but \(cases.count) testcase elements")
+            v.check(
+                element.attributes["failures"] == "\(failing)", "\(name): failures=\(element.attributes["failures"] ?? "-") but \(failing) failing testcases")
             v.check(element.attributes["errors"] == "\(erring)", "\(name): errors=\(element.attributes["errors"] ?? "-") but \(erring) testcases with an error")
             v.check(element.attributes["skipped"] == "\(skipped)", "\(name): skipped=\(element.attributes["skipped"] ?? "-") but \(skipped) skipped testcases")
             v.check(cases.count >= FindingKind.allCases.count, "\(name): \(cases.count) testcases, fewer than one per check")
             // Attributes read back as the strings they were made from.
             for (attribute, expected) in [("name", result.targetName), ("hostname", report.hostname), ("timestamp", report.timestamp)] {
-                v.check(sameBytes(element.attributes[attribute] ?? "", readBack(expected)),
-                        "\(name): attribute \(attribute) reads \(String(reflecting: (element.attributes[attribute] ?? "-").prefix(120))), not \(String(reflecting: readBack(expected).prefix(120)))")
+                v.check(
+                    sameBytes(element.attributes[attribute] ?? "", readBack(expected)),
+                    "\(name): attribute \(attribute) reads \(String(reflecting: (element.attributes[attribute] ?? "-").prefix(120))), not \(String(reflecting: readBack(expected).prefix(120)))"
+                )
             }
-            let properties = Dictionary(element.all("properties").flatMap { $0.all("property") }.map { ($0.attributes["name"] ?? "", $0.attributes["value"] ?? "") }, uniquingKeysWith: { a, _ in a })
+            let properties = Dictionary(
+                element.all("properties").flatMap { $0.all("property") }.map { ($0.attributes["name"] ?? "", $0.attributes["value"] ?? "") },
+                uniquingKeysWith: { a, _ in a })
             for (property, expected) in [("target", result.targetCommand), ("stop-reason", result.stopReason), ("report-folder", report.folder)] {
                 v.check(sameBytes(properties[property] ?? "", readBack(expected)), "\(name): property \(property) does not read back")
             }
@@ -555,13 +576,20 @@ struct SelfFuzzReportingTests {
                 let failures = testcase.all("failure")
                 v.check(failures.count == expected, "\(name): \(kind.rawValue) has \(failures.count) failures for \(records.count) findings (limit \(limit))")
                 for (failure, record) in zip(failures, records.prefix(limit)) {
-                    v.check(holds(failure.text, readBack("\(kind.rawValue): \(record.finding.signature)")), "\(name): a \(kind.rawValue) failure does not name its signature")
-                    v.check(holds(failure.attributes["message"] ?? "", readBack(record.finding.signature)), "\(name): a \(kind.rawValue) failure message does not name its signature")
+                    v.check(
+                        holds(failure.text, readBack("\(kind.rawValue): \(record.finding.signature)")),
+                        "\(name): a \(kind.rawValue) failure does not name its signature")
+                    v.check(
+                        holds(failure.attributes["message"] ?? "", readBack(record.finding.signature)),
+                        "\(name): a \(kind.rawValue) failure message does not name its signature")
                 }
             }
         }
         v.check(root.attributes["tests"] == "\(totalTests)", "testsuites tests=\(root.attributes["tests"] ?? "-") but \(totalTests) testcases")
-        v.check(root.attributes["failures"] == "\(totalFailures)", "testsuites failures=\(root.attributes["failures"] ?? "-") but \(totalFailures) failing testcases")
-        v.check(root.attributes["errors"] == "\(totalErrors)", "testsuites errors=\(root.attributes["errors"] ?? "-") but \(totalErrors) testcases with an error")
+        v.check(
+            root.attributes["failures"] == "\(totalFailures)",
+            "testsuites failures=\(root.attributes["failures"] ?? "-") but \(totalFailures) failing testcases")
+        v.check(
+            root.attributes["errors"] == "\(totalErrors)", "testsuites errors=\(root.attributes["errors"] ?? "-") but \(totalErrors) testcases with an error")
     }
 }

@@ -90,10 +90,11 @@ struct CampaignTests {
         }
         #expect(stage(inputs[6]) && !stage(inputs[7]) && stage(inputs[8]) && !stage(inputs[9]))
         #expect(inputs.contains { $0.mutations == ["single-byte"] && $0.bytes == [UInt8(ascii: "O")] })
-        let truncated = Set(inputs.compactMap { input -> Int? in
-            guard input.seedName == "a.ok", let bytes = input.bytes, input.mutations == ["truncate@\(bytes.count)"] else { return nil }
-            return bytes == Array(seeds[0].bytes.prefix(bytes.count)) ? bytes.count : nil
-        })
+        let truncated = Set(
+            inputs.compactMap { input -> Int? in
+                guard input.seedName == "a.ok", let bytes = input.bytes, input.mutations == ["truncate@\(bytes.count)"] else { return nil }
+                return bytes == Array(seeds[0].bytes.prefix(bytes.count)) ? bytes.count : nil
+            })
         #expect(truncated == Set(2..<seeds[0].bytes.count))
         // Bytes after the end: 1, 16 and 4,096, zeros and random, for every seed.
         for seed in seeds {

@@ -31,8 +31,8 @@ func processes(containing marker: String) -> [Int32] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { entry -> Int32? in
         guard let pid = Int32(entry), pid != getpid(),
-              let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
-              String(decoding: data, as: UTF8.self).contains(marker)
+            let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+            String(decoding: data, as: UTF8.self).contains(marker)
         else { return nil }
         // A zombie has already exited; it cannot hold anything.
         let status = (try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8)) ?? ""

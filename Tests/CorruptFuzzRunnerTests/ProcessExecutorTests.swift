@@ -143,13 +143,15 @@ struct ProcessExecutorTests {
 
 @Suite("Shell words")
 struct ShellWordsTests {
-    @Test("quoting works as a shell user expects", arguments: [
-        ("a b  c", ["a", "b", "c"]),
-        ("python3 -c 'import sys; print(sys.argv[1])' @@", ["python3", "-c", "import sys; print(sys.argv[1])", "@@"]),
-        (#"say "hello \"you\"" it\'s"#, ["say", #"hello "you""#, "it's"]),
-        (#"a\ b "" ''"#, ["a b", "", ""]),
-        ("x'y'\"z\"", ["xyz"]),
-    ])
+    @Test(
+        "quoting works as a shell user expects",
+        arguments: [
+            ("a b  c", ["a", "b", "c"]),
+            ("python3 -c 'import sys; print(sys.argv[1])' @@", ["python3", "-c", "import sys; print(sys.argv[1])", "@@"]),
+            (#"say "hello \"you\"" it\'s"#, ["say", #"hello "you""#, "it's"]),
+            (#"a\ b "" ''"#, ["a b", "", ""]),
+            ("x'y'\"z\"", ["xyz"]),
+        ])
     func split(line: String, words: [String]) throws {
         #expect(try ShellWords.split(line) == words)
     }

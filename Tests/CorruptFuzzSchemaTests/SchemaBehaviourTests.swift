@@ -10,11 +10,17 @@ let corpusFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().d
 struct SchemaBehaviourTests {
     func habitFile(dates: [Int32] = [20_000, 20_001], name: String = "Run") throws -> [UInt8] {
         let schema = try habitSchema()
-        let value = SchemaValue.record(.init(typeName: "habit_tracker", values: [
-            .bytes([]), .integer(1), .integer(0),
-            .array([.record(.init(typeName: "habit", values: [.integer(0), .bytes(Array(name.utf8)), .integer(0), .array(dates.map { .integer(Int128($0)) })]))]),
-            .integer(0),
-        ]))
+        let value = SchemaValue.record(
+            .init(
+                typeName: "habit_tracker",
+                values: [
+                    .bytes([]), .integer(1), .integer(0),
+                    .array([
+                        .record(
+                            .init(typeName: "habit", values: [.integer(0), .bytes(Array(name.utf8)), .integer(0), .array(dates.map { .integer(Int128($0)) })]))
+                    ]),
+                    .integer(0),
+                ]))
         return SchemaEncoder(schema: schema).bytes(value)
     }
 
@@ -89,16 +95,18 @@ struct SchemaBehaviourTests {
         }
     }
 
-    @Test("a broken schema is an error that says where", arguments: [
-        ("seq: [", "not valid YAML"),
-        ("seq:\n  - id: a\n    type: u3", "unknown type 'u3'"),
-        ("seq:\n  - id: a\n    type: str", "a str needs size"),
-        ("seq:\n  - id: a\n    type: u4\n    size: (1 +", "expression"),
-        ("seq:\n  - id: a\n    type: u1\n  - id: a\n    type: u1", "appears twice"),
-        ("seq:\n  - id: a\n    size: b", "'b' is not a field"),
-        ("seq:\n  - id: a\n    type: u1\n    colour: red", "unsupported key 'colour'"),
-        ("seq:\n  - id: a\n    type: u1\n    -checksum: {algorithm: md5}", "-checksum needs"),
-    ])
+    @Test(
+        "a broken schema is an error that says where",
+        arguments: [
+            ("seq: [", "not valid YAML"),
+            ("seq:\n  - id: a\n    type: u3", "unknown type 'u3'"),
+            ("seq:\n  - id: a\n    type: str", "a str needs size"),
+            ("seq:\n  - id: a\n    type: u4\n    size: (1 +", "expression"),
+            ("seq:\n  - id: a\n    type: u1\n  - id: a\n    type: u1", "appears twice"),
+            ("seq:\n  - id: a\n    size: b", "'b' is not a field"),
+            ("seq:\n  - id: a\n    type: u1\n    colour: red", "unsupported key 'colour'"),
+            ("seq:\n  - id: a\n    type: u1\n    -checksum: {algorithm: md5}", "-checksum needs"),
+        ])
     func brokenSchemas(yaml: String, message: String) {
         #expect {
             try KSYLoader.load(yaml: yaml)
@@ -181,7 +189,8 @@ struct SchemaShrinkTests {
         while habitsWithTwoDates(value) == 0 { value = SchemaGenerator(schema: schema).generate(using: &rng) }
         let shrunk = mutator.shrink(value) { habitsWithTwoDates($0) > 0 }
         guard case .record(let root) = shrunk, case .array(let habits) = root.values[3],
-              case .record(let habit)? = habits.first, case .array(let dates) = habit.values[3] else {
+            case .record(let habit)? = habits.first, case .array(let dates) = habit.values[3]
+        else {
             Issue.record("unexpected shape \(shrunk)")
             return
         }

@@ -150,7 +150,8 @@ struct TestingSpeedBenchmark {
                 "bench-\(isolation)", format: habitFormat,
                 options: .init(runs: 20_000, isolation: isolation, regressions: scratchRegressions("bench"))
             ) { data in try HardenedHabitLoader.load([UInt8](data)) }
-            print("BENCH \(isolation): \(report.executions) inputs in \(String(format: "%.2f", report.seconds)) s = \(Int(report.executionsPerSecond)) inputs/s")
+            print(
+                "BENCH \(isolation): \(report.executions) inputs in \(String(format: "%.2f", report.seconds)) s = \(Int(report.executionsPerSecond)) inputs/s")
             #expect(report.findings.isEmpty)
         }
     }

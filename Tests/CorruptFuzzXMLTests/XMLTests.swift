@@ -92,14 +92,18 @@ struct XMLTests {
 
     @Test("a broken schema is an error")
     func brokenSchema() {
-        #expect(throws: XMLProblem.self) { try XMLSchemaValidator(xsd: Array("<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'><xs:element/></xs:schema>".utf8)) }
+        #expect(throws: XMLProblem.self) {
+            try XMLSchemaValidator(xsd: Array("<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'><xs:element/></xs:schema>".utf8))
+        }
         #expect(throws: XMLProblem.self) { try XMLSchemaValidator(xsd: Array("not xml".utf8)) }
     }
 }
 
 @Suite("XML format: mutations and the hostile catalogue")
 struct XMLFormatTests {
-    let seed = Array(#"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="1" created="2026-11-22T10:00:00Z">Milk</note><note id="2" created="2026-11-22T11:00:00Z">Eggs</note></notes>"#.utf8)
+    let seed = Array(
+        #"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="1" created="2026-11-22T10:00:00Z">Milk</note><note id="2" created="2026-11-22T11:00:00Z">Eggs</note></notes>"#
+            .utf8)
 
     @Test("tree and lexical mutations are deterministic, varied, and keep the reader safe")
     func mutations() {
@@ -110,7 +114,10 @@ struct XMLFormatTests {
         }
         #expect(run(1) == run(1))
         let names = Set(run(1).map { String($0.split(separator: "@").first!.split(separator: " ").first!) })
-        for expected in ["delete-element", "duplicate-element", "drop-attribute", "boundary-value", "unclosed-tag", "mismatched-tag", "invalid-utf8", "byte-order-mark", "nul-byte", "inject", "truncate-in-token"] {
+        for expected in [
+            "delete-element", "duplicate-element", "drop-attribute", "boundary-value", "unclosed-tag", "mismatched-tag", "invalid-utf8", "byte-order-mark",
+            "nul-byte", "inject", "truncate-in-token",
+        ] {
             #expect(names.contains(expected), "\(expected) missing from \(names.sorted())")
         }
         var rng = FuzzRNG(seed: 2)
@@ -125,12 +132,13 @@ struct XMLFormatTests {
     @Test("the hostile catalogue is built from the seed's root element, and corrupt-fuzz reads it safely")
     func hostileCatalogue() throws {
         let catalogue = XMLFormat().catalogue(of: seed)
-        #expect(catalogue.map(\.name) == [
-            "external-entity-file", "external-dtd",
-        ] + XMLFormat.nestingLadder.map { "nesting-\($0)" } + [
-            "billion-laughs", "quadratic-blowup",
-            "huge-text", "huge-attribute-100MB", "attributes-100000",
-        ])
+        #expect(
+            catalogue.map(\.name) == [
+                "external-entity-file", "external-dtd",
+            ] + XMLFormat.nestingLadder.map { "nesting-\($0)" } + [
+                "billion-laughs", "quadratic-blowup",
+                "huge-text", "huge-attribute-100MB", "attributes-100000",
+            ])
         let clock = ContinuousClock()
         for mutation in catalogue {
             let elapsed = clock.measure { _ = XMLFormat().validator.validate(mutation.bytes) }

@@ -1,9 +1,9 @@
 // A test target with one behaviour per mode, so the executor's classification is tested
 // against real processes: real signals, real timeouts, real output floods.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 func writeAll(_ fd: Int32, _ text: String) {

@@ -2,9 +2,9 @@
 // engine tests: an optimized build traps without a runtime message, so only the trap site
 // tells the two bugs apart. Not a package target: the test builds it.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @inline(never)
