@@ -42,15 +42,12 @@ public struct ReportWriter: Sendable {
         return "\(formatter.string(from: date))-seed\(seed)"
     }
 
-    /// Saves every finding's files and fills in `reproducers` for each suite.
-    /// - Parameter replayPrefix: Makes the replay command for a suite and a reproducer path.
-    public func saveReproducers(
-        _ suites: inout [RunReport.Suite], fileExtension: (RunReport.Suite) -> String,
-        replayCommand: (RunReport.Suite, String) -> String
-    ) throws(CorruptFuzzError) {
+    /// Saves every finding's files and fills in `reproducers` for each suite, with the
+    /// command that replays each (from the suite's ``ReplayDescription``).
+    public func saveReproducers(_ suites: inout [RunReport.Suite]) throws(CorruptFuzzError) {
         for s in suites.indices {
             let suite = suites[s]
-            let ext = fileExtension(suite)
+            let ext = suite.replay.fileExtension
             let suffix = ext.isEmpty ? "" : ".\(ext)"
             let targetFolder = folder.appendingPathComponent("findings").appendingPathComponent(Self.slug(suite.result.targetName))
             var counters: [FindingKind: Int] = [:]
@@ -72,7 +69,7 @@ public struct ReportWriter: Sendable {
                     minimizedPath = minimizedURL.path
                     replayPath = minimizedURL.path
                 }
-                let replay = replayCommand(suite, replayPath)
+                let replay = suite.replay.command(replaying: replayPath)
                 let item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
                 let text = JUnitXMLReporter().failureBody(record, saved: item, seed: suite.result.configuration.seed)
                 try write(Data((text + "\n").utf8), to: dir.appendingPathComponent("finding.txt"))

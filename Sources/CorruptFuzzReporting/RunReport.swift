@@ -6,14 +6,14 @@ public struct RunReport: Sendable {
     /// One campaign, plus how to replay its findings.
     public struct Suite: Sendable {
         public var result: CampaignResult
-        /// The CLI arguments that select the same validator for replay, e.g. `--format habit-tracker`.
-        public var replayValidatorArguments: String
+        /// How to replay its findings.
+        public var replay: ReplayDescription
         /// Where each finding's files were saved, by index in `result.findings`.
         public var reproducers: [SavedReproducer] = []
 
-        public init(result: CampaignResult, replayValidatorArguments: String) {
+        public init(result: CampaignResult, replay: ReplayDescription) {
             self.result = result
-            self.replayValidatorArguments = replayValidatorArguments
+            self.replay = replay
         }
     }
 

@@ -106,12 +106,13 @@ struct ResolvedFormat {
     var validator: any Validator
     /// nil: the extension the seeds share.
     var fileExtension: String?
-    var replayArguments: [String]
+    /// The options that select this format again, for replay commands.
+    var replayArguments: [[String]]
     var warnings: [String] = []
 
     static func builtin(_ format: BuiltinFormat) -> ResolvedFormat {
         ResolvedFormat(
-            structure: format.structure, validator: format.validator, fileExtension: format.fileExtension, replayArguments: ["--format \(format.name)"])
+            structure: format.structure, validator: format.validator, fileExtension: format.fileExtension, replayArguments: [["--format", format.name]])
     }
 
     /// A Kaitai Struct schema: its validator, structure-aware mutations and generator.
@@ -125,7 +126,7 @@ struct ResolvedFormat {
         let ext = format.schema.fileExtension
         return ResolvedFormat(
             structure: format, validator: format.validator, fileExtension: ext.isEmpty ? nil : ext,
-            replayArguments: ["--schema \(ShellWords.quote(URL(fileURLWithPath: path).standardizedFileURL.path))"])
+            replayArguments: [["--schema", URL(fileURLWithPath: path).standardizedFileURL.path]])
     }
 
     /// An XML Schema: libxml2 validates against it, and documents are generated from it when
@@ -134,7 +135,7 @@ struct ResolvedFormat {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(path)")
         }
-        let replay = ["--format xml", "--xsd \(ShellWords.quote(URL(fileURLWithPath: path).standardizedFileURL.path))"]
+        let replay = [["--format", "xml"], ["--xsd", URL(fileURLWithPath: path).standardizedFileURL.path]]
         do {
             let format = try XMLFormat(xsd: [UInt8](data), name: path)
             return ResolvedFormat(structure: format, validator: format.validator, fileExtension: "xml", replayArguments: replay)

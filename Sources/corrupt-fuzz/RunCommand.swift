@@ -110,7 +110,7 @@ struct RunCommand: ParsableCommand {
                     progress: display.update, shouldStop: { cf_interrupted() != 0 },
                     fuzzed: { partial in
                         guard !partial.findings.isEmpty else { return }
-                        var provisional = earlier + [RunReport.Suite(result: partial, replayValidatorArguments: plan.replayValidatorArguments)]
+                        var provisional = earlier + [RunReport.Suite(result: partial, replay: plan.replay)]
                         try? write(&provisional, plans: plans, writer: writer)
                     })
                 display.finish(result)
@@ -118,7 +118,7 @@ struct RunCommand: ParsableCommand {
                     display.note("error: \(plan.campaign.targetName): \(error) (the findings made before it are in the report)")
                     toolErrors.append(error)
                 }
-                suites.append(RunReport.Suite(result: result, replayValidatorArguments: plan.replayValidatorArguments))
+                suites.append(RunReport.Suite(result: result, replay: plan.replay))
                 try? write(&suites, plans: plans, writer: writer)
             } catch {
                 display.clear()
@@ -142,19 +142,7 @@ struct RunCommand: ParsableCommand {
     }
 
     private func write(_ suites: inout [RunReport.Suite], plans: [CampaignPlan], writer: ReportWriter) throws {
-        let extensions = Dictionary(plans.map { ($0.campaign.targetName, $0.fileExtension) }, uniquingKeysWith: { a, _ in a })
-        let tool = Self.toolCommand
-        let timeout = targetOptions.timeout, memory = targetOptions.memoryLimit
-        try writer.saveReproducers(
-            &suites, fileExtension: { extensions[$0.result.targetName] ?? "" },
-            replayCommand: { suite, path in
-                var words = [tool, "replay", "--target", ShellWords.quote(suite.result.targetCommand)]
-                if !suite.replayValidatorArguments.isEmpty { words.append(suite.replayValidatorArguments) }
-                if timeout.milliseconds != Seconds.defaultTimeout.milliseconds { words += ["--timeout", timeout.description] }
-                if memory.bytes != ByteSize.defaultMemoryLimit.bytes { words += ["--memory-limit", memory.description] }
-                words.append(ShellWords.quote(path))
-                return words.joined(separator: " ")
-            })
+        try writer.saveReproducers(&suites)
         let report = RunReport(
             runID: writer.runID, folder: writer.folder.path, suites: suites,
             timestamp: Self.isoTimestamp(), hostname: ProcessInfo.processInfo.hostName)
@@ -192,11 +180,6 @@ struct RunCommand: ParsableCommand {
     /// How many findings of one kind the summary prints in full.
     static let findingsShownPerKind = 10
 
-    /// How to call this tool again in a replay command.
-    static var toolCommand: String {
-        ShellWords.quote(ExecutablePath.current)
-    }
-
     static func isoTimestamp() -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -210,7 +193,8 @@ struct RunCommand: ParsableCommand {
 struct CampaignPlan {
     var campaign: Campaign
     var fileExtension: String
-    var replayValidatorArguments: String
+    /// How the report tells the user to replay a finding.
+    var replay: ReplayDescription
     var warnings: [String]
 
     /// Maps the command line into a ``CampaignSpec`` and assembles it.
@@ -243,10 +227,13 @@ struct CampaignPlan {
             seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount),
             fileExtension: format?.fileExtension, configuration: configuration)
         let assembled = try spec.assemble()
-        var replay = appValidator.map { ["--validator \(ShellWords.quote($0))"] } ?? []
-        replay += format?.replayArguments ?? []
+        var selection = appValidator.map { [["--validator", $0]] } ?? []
+        selection += format?.replayArguments ?? []
+        let replay = ReplayDescription(
+            tool: ExecutablePath.current, targetCommand: command.line, selection: selection, limits: configuration.limits,
+            fileExtension: assembled.fileExtension)
         return CampaignPlan(
-            campaign: assembled.campaign, fileExtension: assembled.fileExtension, replayValidatorArguments: replay.joined(separator: " "),
+            campaign: assembled.campaign, fileExtension: assembled.fileExtension, replay: replay,
             warnings: (format?.warnings ?? []) + assembled.warnings)
     }
 }

@@ -43,7 +43,9 @@ func sampleReport(stderr: [UInt8]) -> RunReport {
         FindingRecord(finding: crash, hits: 3, firstExecution: 17, firstSeconds: 0.5, minimized: [1]),
         FindingRecord(finding: silent, hits: 1, firstExecution: 99, firstSeconds: 1.25, minimized: [0, 1]),
     ]
-    var suite = RunReport.Suite(result: result, replayValidatorArguments: "--format habit-tracker")
+    var suite = RunReport.Suite(
+        result: result,
+        replay: ReplayDescription(tool: "corrupt-fuzz", targetCommand: "./naive @@", selection: [["--format", "habit-tracker"]], fileExtension: "habits"))
     suite.reproducers = [
         .init(
             minimized: "/r/crash-1/minimized.habits", original: "/r/crash-1/original.habits",
@@ -53,7 +55,8 @@ func sampleReport(stderr: [UInt8]) -> RunReport {
     var clean = CampaignResult(targetName: "hardened", targetCommand: "./hardened @@", validatorName: nil, configuration: configuration, seedNames: [])
     clean.totalSeconds = 1
     return RunReport(
-        runID: "run", folder: "/r", suites: [suite, RunReport.Suite(result: clean, replayValidatorArguments: "")],
+        runID: "run", folder: "/r",
+        suites: [suite, RunReport.Suite(result: clean, replay: ReplayDescription(tool: "corrupt-fuzz", targetCommand: "./hardened @@"))],
         timestamp: "2026-11-22T12:00:00", hostname: "host")
 }
 
@@ -116,19 +119,31 @@ struct ReportTests {
         #expect(XMLText.decode([0xED, 0xA0, 0x80]) == "\\xed\\xa0\\x80")  // a UTF-16 surrogate is not UTF-8
     }
 
+    @Test("replay commands are formatted from a typed description: the selection, and only the limits that are not the defaults")
+    func replayCommand() {
+        var replay = ReplayDescription(
+            tool: "/opt/corrupt fuzz", targetCommand: "./loader --strict @@", selection: [["--validator", "./check @@"], ["--format", "notes"]])
+        #expect(
+            replay.command(replaying: "/r/x y.xml")
+                == "'/opt/corrupt fuzz' replay --target './loader --strict @@' --validator './check @@' --format notes '/r/x y.xml'")
+        replay.limits = ProcessExecutor.Limits(timeoutMilliseconds: 500, memoryLimit: 512 << 20)
+        #expect(replay.command(replaying: "/r/a").hasSuffix("--timeout 500ms --memory-limit 512MB /r/a"))
+    }
+
     @Test("the report folder keeps reproducers and the latest link")
     func writer() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let writer = try ReportWriter(root: root, runID: "run-1")
         var report = sampleReport(stderr: [])
-        try writer.saveReproducers(&report.suites, fileExtension: { _ in "habits" }, replayCommand: { _, path in "replay \(path)" })
+        try writer.saveReproducers(&report.suites)
         try writer.writeReport(report)
         let crashDir = "\(root)/run-1/findings/naive-loader-co/crash-1"
         #expect(FileManager.default.contents(atPath: "\(crashDir)/minimized.habits") == Data([1]))
         #expect(FileManager.default.contents(atPath: "\(crashDir)/original.habits") == Data([0, 1, 2]))
         #expect(FileManager.default.fileExists(atPath: "\(root)/latest/junit.xml"))
-        #expect(report.suites[0].reproducers[0].replayCommand == "replay \(crashDir)/minimized.habits")
+        #expect(
+            report.suites[0].reproducers[0].replayCommand == "corrupt-fuzz replay --target './naive @@' --format habit-tracker \(crashDir)/minimized.habits")
     }
 
     @Test("an unwritable reports folder is a clear error before any fuzzing")

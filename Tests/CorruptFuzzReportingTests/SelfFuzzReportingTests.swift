@@ -263,7 +263,9 @@ extension FuzzRNG {
             if oneIn(2) { record.finding.kind = crowded }
             return record
         }
-        var suite = RunReport.Suite(result: result, replayValidatorArguments: hostileString())
+        var suite = RunReport.Suite(
+            result: result,
+            replay: ReplayDescription(tool: hostileString(), targetCommand: hostileString(), selection: [["--validator", hostileString()]]))
         // Fewer or more reproducers than findings, too.
         suite.reproducers = (0..<max(0, count + below(5) - 2)).map { _ in
             RunReport.SavedReproducer(minimized: maybeHostileString(), original: maybeHostileString(), replayCommand: hostileString())
@@ -471,7 +473,7 @@ struct SelfFuzzReportingTests {
                         minimizedExecution: Execution(outcome: .acceptedInvalid(message: other), stdout: bytes, stderr: bytes))
                 }
             }
-            var suite = RunReport.Suite(result: result, replayValidatorArguments: other)
+            var suite = RunReport.Suite(result: result, replay: ReplayDescription(tool: other, targetCommand: other, selection: [["--format", other]]))
             suite.reproducers = result.findings.map { _ in .init(minimized: other, original: other, replayCommand: other) }
             let report = RunReport(runID: other, folder: other, suites: [suite], timestamp: other, hostname: other)
             let reporter = JUnitXMLReporter(maxFullFailuresPerCheck: 2)

@@ -1,0 +1,50 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+
+/// How to replay a suite's findings with the command-line tool, as typed values; reporting
+/// formats the command itself.
+///
+/// ```
+/// corrupt-fuzz replay --target '/bin/loader @@' --format notes --timeout 500ms /…/minimized.xml
+/// ```
+public struct ReplayDescription: Sendable, Hashable {
+    /// The corrupt-fuzz binary to call.
+    public var tool: String
+    /// The target's command line, `@@` included.
+    public var targetCommand: String
+    /// Options that select the same labels, each a flag and its value:
+    /// `["--validator", "./check @@"]`, `["--format", "notes"]`.
+    public var selection: [[String]]
+    /// The limits the campaign ran under; those that differ from the tool's defaults are given.
+    public var limits: ProcessExecutor.Limits
+    /// The reproducer files' extension, without the dot.
+    public var fileExtension: String
+
+    public init(
+        tool: String, targetCommand: String, selection: [[String]] = [], limits: ProcessExecutor.Limits = .init(), fileExtension: String = ""
+    ) {
+        self.tool = tool
+        self.targetCommand = targetCommand
+        self.selection = selection
+        self.limits = limits
+        self.fileExtension = fileExtension
+    }
+
+    /// The shell command that replays the file at `path`.
+    public func command(replaying path: String) -> String {
+        var words = [ShellWords.quote(tool), "replay", "--target", ShellWords.quote(targetCommand)]
+        for option in selection { words += option.enumerated().map { $0.offset == 0 ? $0.element : ShellWords.quote($0.element) } }
+        let defaults = ProcessExecutor.Limits()
+        if limits.timeoutMilliseconds != defaults.timeoutMilliseconds { words += ["--timeout", "\(limits.timeoutMilliseconds)ms"] }
+        if limits.memoryLimit != defaults.memoryLimit { words += ["--memory-limit", Self.size(limits.memoryLimit)] }
+        words.append(ShellWords.quote(path))
+        return words.joined(separator: " ")
+    }
+
+    /// `512MB`, `2GB`, or bytes.
+    static func size(_ bytes: Int64) -> String {
+        if bytes > 0, bytes % (1 << 30) == 0 { return "\(bytes >> 30)GB" }
+        if bytes > 0, bytes % (1 << 20) == 0 { return "\(bytes >> 20)MB" }
+        return "\(bytes)"
+    }
+}
