@@ -71,7 +71,7 @@ public struct FriendListFormat: FuzzFormat {
     /// must get: a single byte (`corrupt`), an exploding object (a Friend whose birthday is a
     /// string: `corrupt`), a future version (`unsupported-version`), version 0, -1 and missing
     /// (`corrupt`).
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
         loadingFailures(of: bytes) + mutator.catalogue(of: bytes)
     }
 

@@ -89,9 +89,8 @@ public struct NotesFormat: FuzzFormat {
         return XMLWriter.write(XMLTree(root: root))
     }
     public var usesOutsideTraps: Bool { true }
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { xml.catalogue(of: bytes) + versionCatalogue(of: bytes) }
-    public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] {
-        xml.catalogue(of: bytes, traps: traps) + versionCatalogue(of: bytes)
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        xml.catalogue(of: bytes, context: context) + versionCatalogue(of: bytes)
     }
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { xml.mutate(bytes, using: &rng) }
 

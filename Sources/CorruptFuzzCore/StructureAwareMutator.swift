@@ -18,11 +18,9 @@ public struct StructuredMutation: Sendable, Hashable {
 /// mutations with byte-level havoc.
 public protocol StructureAwareMutator: Sendable {
     /// Systematic corruptions of one valid file (lying lengths, truncation at every field
-    /// boundary, future versions, wrong checksums…).
-    func catalogue(of bytes: [UInt8]) -> [StructuredMutation]
-    /// The same, with the campaign's traps for documents that reach outside themselves (a
-    /// canary file for external entities, a loopback URL for external DTDs).
-    func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation]
+    /// boundary, future versions, wrong checksums…). The context carries the campaign's traps
+    /// for documents that reach outside themselves, and the largest input worth building.
+    func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation]
     /// Whether the catalogue uses ``OutsideTraps``: the campaign then sets them up.
     var usesOutsideTraps: Bool { get }
     /// One random corruption of `bytes`, or nil when they are not structured enough to parse.
@@ -37,8 +35,26 @@ public protocol StructureAwareMutator: Sendable {
 
 extension StructureAwareMutator {
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { [] }
-    public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] { catalogue(of: bytes) }
+    /// The catalogue without traps or size cap.
+    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { catalogue(of: bytes, context: CatalogueContext()) }
     public var usesOutsideTraps: Bool { false }
+}
+
+/// What a catalogue is built for: the campaign's outside traps, if it set them, and the
+/// largest input worth building (a test run leaves out the 100 MB documents a nightly run tries).
+public struct CatalogueContext: Sendable {
+    /// The canary file and loopback listener, for documents that name external resources.
+    public var traps: OutsideTraps?
+    /// Entries longer than this are not built.
+    public var maxInputLength: Int
+
+    public init(traps: OutsideTraps? = nil, maxInputLength: Int = .max) {
+        self.traps = traps
+        self.maxInputLength = maxInputLength
+    }
+
+    /// Whether an entry of `length` bytes is worth building.
+    public func allows(_ length: Int) -> Bool { length <= maxInputLength }
 }
 
 /// What a campaign sets up to catch a loader that lets a document reach outside itself: a

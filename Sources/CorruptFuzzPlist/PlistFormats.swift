@@ -12,7 +12,9 @@ public struct BinaryPlistFormat: FuzzFormat {
         ClosureValidator(name: "plist reader (binary or XML)") { plistVerdict($0, checkArchive: false) }
     }
 
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        mutator.catalogue(of: bytes).filter { context.allows($0.bytes.count) }
+    }
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {
         BinaryPlistWriter.write(BinaryPlist(objects: [.ascii(Array("seed".utf8), length: .inline)], topObject: 0))
@@ -31,7 +33,9 @@ public struct KeyedArchiveFormat: FuzzFormat {
         ClosureValidator(name: "keyed archive checker") { plistVerdict($0, checkArchive: true) }
     }
 
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        mutator.catalogue(of: bytes).filter { context.allows($0.bytes.count) }
+    }
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
     /// A minimal valid archive: a root string.
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {

@@ -78,7 +78,8 @@ public struct InputSchedule: Sendable {
             // root element): each distinct input runs, and is held, once.
             var seen: Set<[UInt8]> = []
             for seed in seeds {
-                let catalogue = traps.map { structure.catalogue(of: seed.bytes, traps: $0) } ?? structure.catalogue(of: seed.bytes)
+                let context = CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength)
+                let catalogue = structure.catalogue(of: seed.bytes, context: context)
                 for mutation in catalogue
                 where mutation.bytes.count <= configuration.maxCatalogueInputLength
                     && seen.insert(mutation.bytes).inserted

@@ -37,7 +37,7 @@ public struct SchemaFormat: FuzzFormat {
         }
     }
 
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] { mutator.catalogue(of: bytes) }
 
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
 

@@ -58,9 +58,9 @@ public struct XMLFormat: FuzzFormat {
     /// external-DTD documents.
     public var usesOutsideTraps: Bool { true }
 
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { hostileCatalogue(of: bytes, traps: nil) }
-
-    public func catalogue(of bytes: [UInt8], traps: OutsideTraps) -> [StructuredMutation] { hostileCatalogue(of: bytes, traps: traps) }
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        hostileCatalogue(of: bytes, traps: context.traps, maxLength: context.maxInputLength)
+    }
 
     /// Nesting depths the hostile catalogue tries.
     public static let nestingLadder = [64, 128, 200, 255, 256, 257, 512, 1_000, 10_000, 100_000]
@@ -68,12 +68,17 @@ public struct XMLFormat: FuzzFormat {
     /// The hostile documents, built around the seed so they reach the loader's code: bombs,
     /// external entities and DTDs (naming the canary file and the listener's URLs when the
     /// campaign set them), deep nesting, a huge text node, 100,000 attributes.
-    func hostileCatalogue(of bytes: [UInt8], traps: OutsideTraps?) -> [StructuredMutation] {
+    /// Documents over `maxLength` bytes are not built (the huge ones are known to be huge
+    /// before they are built).
+    func hostileCatalogue(of bytes: [UInt8], traps: OutsideTraps?, maxLength: Int = .max) -> [StructuredMutation] {
         guard let tree = try? XMLReader.read(bytes) else { return [] }
         let root = tree.root.name
         var out: [StructuredMutation] = []
-        func add(_ name: String, _ text: String, _ expectation: Expectation? = nil) {
-            out.append(StructuredMutation(bytes: Array(text.utf8), name: name, expectation: expectation))
+        func add(_ name: String, atLeast size: Int = 0, _ text: @autoclosure () -> String, _ expectation: Expectation? = nil) {
+            guard size <= maxLength else { return }
+            let built = Array(text().utf8)
+            guard built.count <= maxLength else { return }
+            out.append(StructuredMutation(bytes: built, name: name, expectation: expectation))
         }
         /// The seed with `reference` (an entity reference) as the text of its first leaf
         /// element, after `doctype`.
@@ -108,9 +113,9 @@ public struct XMLFormat: FuzzFormat {
         add("billion-laughs", seed(doctype: laughs + "]>", reference: "&lol9;"), bomb)
         let big = String(repeating: "a", count: 50_000)
         add("quadratic-blowup", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]>"#, reference: String(repeating: "&a;", count: 50_000)), bomb)
-        add("huge-text", "<\(root)>" + String(repeating: "x", count: 8 << 20) + "</\(root)>")
-        add("huge-attribute-100MB", "<\(root) a=\"" + String(repeating: "x", count: 100 << 20) + "\"/>")
-        add("attributes-100000", "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
+        add("huge-text", atLeast: 8 << 20, "<\(root)>" + String(repeating: "x", count: 8 << 20) + "</\(root)>")
+        add("huge-attribute-100MB", atLeast: 100 << 20, "<\(root) a=\"" + String(repeating: "x", count: 100 << 20) + "\"/>")
+        add("attributes-100000", atLeast: 1 << 20, "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
         return out
     }
 

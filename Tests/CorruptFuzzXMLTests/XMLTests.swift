@@ -129,7 +129,7 @@ struct XMLFormatTests {
         let traps = OutsideTraps(
             canaryPath: "/tmp/canary-test/secret.txt", canaryToken: "token",
             dtdURL: "http://127.0.0.1:1/t/external.dtd", entityURL: "http://127.0.0.1:1/t/entity.txt")
-        let catalogue = XMLFormat().catalogue(of: seed, traps: traps)
+        let catalogue = XMLFormat().catalogue(of: seed, context: CatalogueContext(traps: traps))
         let names = catalogue.map(\.name)
         #expect(names.contains("external-entity-url") && names.contains("external-parameter-entity"))
         let file = try #require(catalogue.first { $0.name == "external-entity-file" })
