@@ -28,7 +28,8 @@ public struct InputSchedule: Sendable {
     private var turn = 0
     private let configuration: FuzzConfiguration
     private let structure: (any StructureAwareMutator)?
-    private let maxPool = 512
+    /// The pool holds the seeds and up to 512 inputs that showed new behaviour.
+    private var maxPool: Int { seeds.count + 512 }
 
     /// How many deterministic inputs there are (the first ones and the stages).
     public var deterministicCount: Int { front.count + catalogue.count + stages.count }
@@ -167,6 +168,7 @@ public struct InputSchedule: Sendable {
             let stack = 1 << rng.below(max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1))
             var done: [String] = []
             for _ in 0..<stack {
+                guard !configuration.mutators.isEmpty else { break }
                 let mutator = configuration.mutators[rng.below(configuration.mutators.count)]
                 let partner = seeds[rng.below(seeds.count)].bytes
                 let context = MutationContext(partner: partner, maxLength: configuration.maxInputLength)

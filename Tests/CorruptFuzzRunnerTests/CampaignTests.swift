@@ -133,6 +133,22 @@ struct CampaignTests {
         #expect(crash.firstExecution < 100)
     }
 
+    @Test("a corpus of more seeds than the pool's room, no mutators, or no seeds at all: the schedule never traps")
+    func scheduleEdges() {
+        let many = (0..<600).map { Seed(name: "s\($0)", bytes: [UInt8(truncatingIfNeeded: $0), 1, 2]) }
+        var schedule = InputSchedule(seeds: many, configuration: FuzzConfiguration(), includeMissingFile: false)
+        for i in 0..<3_000 {
+            let input = schedule.next()
+            if i % 2 == 0 { schedule.addToPool(input) }
+        }
+        var bare = FuzzConfiguration()
+        bare.mutators = []
+        var noMutators = InputSchedule(seeds: seeds, configuration: bare, includeMissingFile: true)
+        for _ in 0..<500 { _ = noMutators.next() }
+        var empty = InputSchedule(seeds: [], configuration: FuzzConfiguration(), includeMissingFile: true)
+        for _ in 0..<200 { _ = empty.next() }
+    }
+
     @Test("large files are truncated at sampled lengths, small ones at every length")
     func truncationSampling() {
         #expect(InputSchedule.truncationLengths(count: 10, everyUpTo: 1024) == Array(1..<10))
