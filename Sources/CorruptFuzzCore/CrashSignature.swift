@@ -61,7 +61,10 @@ public enum CrashSignature {
             if inlinedFailure == nil, let range = line.firstRange(of: "Swift runtime failure: ") {
                 let rest = line[range.upperBound...]
                 let text = rest.firstRange(of: " in ").map { rest[..<$0.lowerBound] } ?? rest
-                if !text.isEmpty { inlinedFailure = String(text.trimmingSpaces().prefix(160)) }
+                // The backtracer's header says it too: "*** Swift runtime failure: X ***".
+                let check = text.trimmingSpaces()
+                let trimmed = check.hasSuffix("***") ? check.dropLast(3).trimmingSpaces() : check
+                if !trimmed.isEmpty { inlinedFailure = String(trimmed.prefix(160)) }
             }
             if let range = line.firstRange(of: "Fatal error: ") {
                 let text = line[range.upperBound...].trimmingSpaces()

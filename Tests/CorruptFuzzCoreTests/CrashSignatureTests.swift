@@ -107,6 +107,11 @@ struct CrashSignatureTests {
               2                    0x0000563e01bdc2f3 static NaiveHabitLoader.load(_:) + 1187 in habit-loader-naive at /src/NaiveHabitLoader.swift:51:55
             """
         #expect(signature(inlined) == "SIGILL at NaiveHabitLoader.Parser.u32() [static NaiveHabitLoader.load(_:) + 1187] ← static NaiveHabitLoader.load(_:)")
+        // The backtracer's header names the check too, between stars.
+        let header =
+            "*** Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value ***\n"
+            + Self.optimizedTrap(offset: 59, line: nil, check: "Unexpectedly found nil while unwrapping an Optional value")
+        #expect(signature(header) == "SIGILL: Unexpectedly found nil while unwrapping an Optional value at loadHabits(_:) ← main")
         // A runtime message names the bug: frames stay function names, stable across builds.
         let withMessage = "Fatal error: Index out of range\n" + Self.optimizedTrap(offset: 59, line: nil, check: nil)
         #expect(signature(withMessage) == "SIGILL: Index out of range at loadHabits(_:) ← main")
