@@ -178,6 +178,21 @@ static int drain(int fd, cf_capture *cap) {
     }
 }
 
+/// How long a target that is printing a crash report at its deadline may go on: symbolicating
+/// a 100,000-frame stack overflow takes about a second.
+#define CF_CRASH_GRACE_US (5 * 1000000LL)
+
+/// Whether the captured stderr shows a crash report being written (Swift's backtracer, a
+/// sanitizer).
+static int crashing(const cf_capture *err) {
+    static const char *markers[] = {"*** Program crashed:", ": Backtracing from ", "ERROR: AddressSanitizer", "ERROR: UndefinedBehaviorSanitizer"};
+    if (err->length == 0) return 0;
+    for (size_t m = 0; m < sizeof markers / sizeof markers[0]; m++) {
+        if (memmem(err->bytes, err->length, markers[m], strlen(markers[m])) != NULL) return 1;
+    }
+    return 0;
+}
+
 /// In a vforked child: a process group of its own, default signal handlers, no core dumps,
 /// the memory limit, and all signals unblocked (the parent blocked them around vfork).
 /// Async-signal-safe calls only.
@@ -269,7 +284,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
     fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
     int pidfd = open_pidfd(pid);
-    int out_open = 1, err_open = 1, exited = 0, timed_out = 0;
+    int out_open = 1, err_open = 1, exited = 0, timed_out = 0, grace_used = 0;
     int64_t deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * 1000 : INT64_MAX;
     siginfo_t info;
 
@@ -280,7 +295,18 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
         if (err_open) { fds[n].fd = err_pipe[0]; fds[n].events = POLLIN; err_i = n++; }
         if (pidfd >= 0) { fds[n].fd = pidfd; fds[n].events = POLLIN; pid_i = n++; }
         int64_t left_us = deadline - now_us();
-        if (left_us <= 0) { timed_out = 1; break; }
+        if (left_us <= 0) {
+            // A target that is crashing at the deadline (its runtime is printing a backtrace,
+            // which takes a second for a deep stack) is a crash, not a hang: give it a grace
+            // period to die of its signal, once.
+            if (!grace_used && crashing(&r->err)) {
+                grace_used = 1;
+                deadline = now_us() + CF_CRASH_GRACE_US;
+                continue;
+            }
+            timed_out = 1;
+            break;
+        }
         int wait_ms = left_us > INT32_MAX / 2 ? INT32_MAX / 2 : (int)((left_us + 999) / 1000);
         if (pidfd < 0 && wait_ms > 5) wait_ms = 5;  // no pidfd: poll for the exit
         int ready = poll(fds, (nfds_t)n, wait_ms);

@@ -52,6 +52,28 @@ public enum CrashSignature {
         return frames
     }
 
+    /// The function that recursed without bound, when the crashed thread's frames are one
+    /// function repeated (16 times in a row or more): a stack overflow's top frame is wherever
+    /// the stack ran out, so only the recursing function names the bug.
+    public static func recursion(in stderr: String) -> String? {
+        var inCrashedThread = false
+        var previous: String?
+        var run = 0
+        for line in stderr.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
+            if line.hasPrefix("Thread "), inCrashedThread { break }
+            guard let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) else { continue }
+            if frame.symbol == previous {
+                run += 1
+                if run >= 16 { return frame.symbol }
+            } else {
+                previous = frame.symbol
+                run = 1
+            }
+        }
+        return nil
+    }
+
     /// The runtime's own explanation of the crash, if it printed one.
     public static func message(in stderr: String) -> String? {
         var inlinedFailure: String?

@@ -29,6 +29,25 @@ struct CrashSignatureTests {
                 == "SIGILL: Index out of range at parseHabit(_:at:)")
     }
 
+    @Test("a stack overflow is named by the function that recursed, not by where the stack ran out")
+    func recursion() {
+        var report = """
+            *** Program crashed: Bad pointer dereference at 0x00007ffdabab6fb8 ***
+
+            Thread 0 "notes-loader-na" crashed:
+
+                0      0x00007fa669ca1ab7 specialized static String._fromUTF8Repairing(_:) + 23 in libswiftCore.so
+                1 [ra] 0x000056501e2c2dfd static NaiveNotesLoader.collect(_:into:) + 220 in notes-loader-naive at /src/NaiveNotesLoader.swift:31:20
+
+            """
+        for i in 2..<40 {
+            report +=
+                "   \(i) [ra] 0x000056501e2c2dd7 static NaiveNotesLoader.collect(_:into:) + 182 in notes-loader-naive at /src/NaiveNotesLoader.swift:34:17\n"
+        }
+        #expect(CrashSignature.recursion(in: report) == "static NaiveNotesLoader.collect(_:into:)")
+        #expect(CrashSignature.recursion(in: Self.optimizedTrap(offset: 59, line: nil, check: nil)) == nil)
+    }
+
     @Test("reads AddressSanitizer frames")
     func sanitizer() {
         let report = """
