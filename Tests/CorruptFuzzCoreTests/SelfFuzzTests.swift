@@ -663,7 +663,9 @@ struct SelfFuzzTests {
             v.check(sited.count == frames.count, "site: true gives \(sited), site: false gives \(frames); \(describe())")
             if sited.count == frames.count, !frames.isEmpty {
                 v.check(
-                    sited[0].hasPrefix(frames[0]) && sited.dropFirst() == frames.dropFirst(),
+                    // By scalars: a frame ending in a prepended mark (U+0600) joins the space
+                    // after it into one Character, so Character-wise hasPrefix says no.
+                    sited[0].unicodeScalars.starts(with: frames[0].unicodeScalars) && sited.dropFirst() == frames.dropFirst(),
                     "site: true gives \(sited), site: false gives \(frames); \(describe())")
             }
             // make takes any signal, frames and message.
