@@ -195,9 +195,16 @@ let package = Package(
             path: "Tests/Fixtures/FixtureTarget",
             swiftSettings: swiftSettings
         ),
+        // The loop of the self-fuzz properties, shared by two test targets.
+        .target(
+            name: "SelfFuzzSupport",
+            dependencies: ["CorruptFuzzCore"],
+            path: "Tests/SelfFuzzSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CorruptFuzzCoreTests",
-            dependencies: ["CorruptFuzzCore"],
+            dependencies: ["CorruptFuzzCore", "SelfFuzzSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -229,7 +236,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzReportingTests",
-            dependencies: ["CorruptFuzzReporting", "CorruptFuzzRunner", "CorruptFuzzCore"],
+            dependencies: ["CorruptFuzzReporting", "CorruptFuzzRunner", "CorruptFuzzCore", "SelfFuzzSupport"],
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),

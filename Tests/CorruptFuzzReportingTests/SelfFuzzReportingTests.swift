@@ -1,6 +1,7 @@
 import CorruptFuzzCore
 import CorruptFuzzReporting
 import CorruptFuzzRunner
+import SelfFuzzSupport
 import Foundation
 import Testing
 
@@ -17,91 +18,6 @@ import Testing
 // Cases, seeds and the long mode work as in Tests/CorruptFuzzCoreTests/SelfFuzzTests.swift:
 // `CORRUPT_FUZZ_SELF_FUZZ_SECONDS=N` runs each property with fresh seeds for N seconds, and
 // `CORRUPT_FUZZ_SELF_FUZZ_SEED=<seed>` replays one case.
-
-// MARK: - The loop (a copy of the one in SelfFuzzTests.swift: test targets cannot share files)
-
-enum SelfFuzzReporting {
-    static let secondsVariable = "CORRUPT_FUZZ_SELF_FUZZ_SECONDS"
-    static let seedVariable = "CORRUPT_FUZZ_SELF_FUZZ_SEED"
-
-    static var seconds: Double? {
-        guard let text = ProcessInfo.processInfo.environment[secondsVariable], let value = Double(text), value > 0 else { return nil }
-        return value
-    }
-
-    static var replaySeed: UInt64? { ProcessInfo.processInfo.environment[seedVariable].flatMap { UInt64($0) } }
-
-    struct Violations {
-        var messages: [String] = []
-        mutating func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-            guard !condition else { return }
-            if messages.count < 5 { messages.append(message()) }
-        }
-        var failed: Bool { !messages.isEmpty }
-    }
-
-    /// Runs `body` once per seed (fixed seeds by default, fresh ones until the time is up in the
-    /// long mode, or the replay seed); stops at the first failing case and records it. `flush`
-    /// runs every `batch` cases and at the end, for checks made in batches (xmllint).
-    @discardableResult
-    static func run(
-        _ property: String, iterations: Int, batch: Int = .max, sourceLocation: SourceLocation = #_sourceLocation,
-        _ body: (_ rng: inout FuzzRNG, _ seed: UInt64, _ violations: inout Violations) -> Void,
-        flush: () -> [(seed: UInt64, message: String)] = { [] }
-    ) -> Int {
-        let started = Date()
-        let fresh = UInt64(Date().timeIntervalSince1970 * 1_000_000)
-        let base = seconds == nil ? fnv1a(Array(property.utf8)) : fnv1a(Array(property.utf8), seed: fresh)
-        var cases = 0
-        func record(_ seed: UInt64, _ messages: [String]) {
-            Issue.record(
-                Comment(rawValue: "\(property): seed \(seed) failed (rerun it with \(seedVariable)=\(seed)):\n- " + messages.joined(separator: "\n- ")),
-                sourceLocation: sourceLocation)
-        }
-        func flushed() -> Bool {
-            guard let first = flush().first else { return true }
-            record(first.seed, [first.message])
-            return false
-        }
-        while true {
-            let seed: UInt64
-            if let replay = replaySeed {
-                guard cases == 0 else { break }
-                seed = replay
-            } else if let seconds {
-                guard Date().timeIntervalSince(started) < seconds else { break }
-                seed = base &+ UInt64(cases)
-            } else {
-                guard cases < iterations else { break }
-                seed = base &+ UInt64(cases)
-            }
-            var rng = FuzzRNG(seed: seed)
-            var violations = Violations()
-            body(&rng, seed, &violations)
-            cases += 1
-            if violations.failed {
-                record(seed, violations.messages)
-                _ = flush()
-                break
-            }
-            if cases % batch == 0, !flushed() { break }
-        }
-        _ = flushed()
-        print(
-            "self-fuzz: \(property): \(cases) cases in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(replaySeed.map { "replayed seed \($0)" } ?? "first seed \(base)"))"
-        )
-        return cases
-    }
-
-    static func fnv1a(_ bytes: some Sequence<UInt8>, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
-        var hash = seed
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
-}
 
 // MARK: - Hostile values
 
@@ -413,7 +329,7 @@ struct SelfFuzzReportingTests {
     func junitFromHostileReports() throws {
         var pending: [(name: String, xml: String, seed: UInt64)] = []
         var validated = 0
-        SelfFuzzReporting.run("junit", iterations: 300, batch: 100) { rng, seed, v in
+        SelfFuzz.run("junit", iterations: 300, batch: 100) { rng, seed, v in
             let report = rng.report()
             let reporter = JUnitXMLReporter(maxFullFailuresPerCheck: [Int.min, -1, 0, 1, 2, 5, 20][rng.below(7)])
             let xml = reporter.render(report)
@@ -449,7 +365,7 @@ struct SelfFuzzReportingTests {
             String(repeating: "x", count: 1 << 20), "\u{202E}\u{200D}\u{FEFF}", "--><!--", "?><?xml version=\"1.0\"?>",
         ]
         var documents: [(name: String, xml: String)] = []
-        var v = SelfFuzzReporting.Violations()
+        var v = SelfFuzz.Violations()
         for (i, text) in texts.enumerated() {
             // Long texts go in the target name only (it is repeated in every test case's
             // classname), or the document grows to hundreds of megabytes.
@@ -490,7 +406,7 @@ struct SelfFuzzReportingTests {
 
     @Test("XMLText: escape leaves only XML 1.0 characters and no markup; decode keeps valid UTF-8 and escapes the rest")
     func xmlText() {
-        SelfFuzzReporting.run("xml-text", iterations: 400) { rng, _, v in
+        SelfFuzz.run("xml-text", iterations: 400) { rng, _, v in
             let text = rng.hostileString()
             for attribute in [false, true] {
                 let escaped = XMLText.escape(text, attribute: attribute)
@@ -521,7 +437,7 @@ struct SelfFuzzReportingTests {
     }
 
     /// The properties of one rendered report.
-    private func check(_ xml: String, report: RunReport, reporter: JUnitXMLReporter, _ v: inout SelfFuzzReporting.Violations) {
+    private func check(_ xml: String, report: RunReport, reporter: JUnitXMLReporter, _ v: inout SelfFuzz.Violations) {
         // Searched for as bytes: Foundation's contains(_:) misses "]]>" when a combining mark follows.
         v.check(!holds(xml, "]]>"), "the XML holds ]]>")
         v.check(xml.unicodeScalars.allSatisfy(isXMLChar), "the XML holds a character XML 1.0 forbids")
