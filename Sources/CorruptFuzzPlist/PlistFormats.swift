@@ -1,44 +1,45 @@
 import CorruptFuzzCore
 
 /// Property lists as a fuzzing format: the strict readers (binary or XML) as validator,
-/// plist-level corruptions as structure-aware mutations (graph ones in the seed's own encoding).
-public struct BinaryPlistFormat: FuzzFormat {
+/// plist-level corruptions as structure-aware mutations (graph ones in the seed's own
+/// encoding). As `.keyedArchive`, a file must also be a well-formed NSKeyedArchiver archive
+/// ($archiver, $version, $top, $objects, UIDs in range, class descriptions).
+public struct PlistFormat: FuzzFormat {
+    /// What a valid file is.
+    public enum Kind: Sendable, Hashable {
+        /// Any property list, binary or XML.
+        case propertyList
+        /// A property list that is a well-formed keyed archive.
+        case keyedArchive
+    }
+
+    public let kind: Kind
     public let fileExtension = "plist"
     let mutator = PlistMutator()
 
-    public init() {}
+    public init(_ kind: Kind = .propertyList) {
+        self.kind = kind
+    }
 
     public var validator: any Validator {
-        ClosureValidator(name: "plist reader (binary or XML)") { plistVerdict($0, checkArchive: false) }
+        switch kind {
+        case .propertyList: ClosureValidator(name: "plist reader (binary or XML)") { plistVerdict($0, checkArchive: false) }
+        case .keyedArchive: ClosureValidator(name: "keyed archive checker") { plistVerdict($0, checkArchive: true) }
+        }
     }
 
     public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
         mutator.catalogue(of: bytes).filter { context.allows($0.bytes.count) }
     }
+
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
+
+    /// A property list of one string; for a keyed archive, a minimal valid archive of a root
+    /// string.
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {
-        BinaryPlistWriter.write(BinaryPlist(objects: [.ascii(Array("seed".utf8), length: .inline)], topObject: 0))
-    }
-}
-
-/// NSKeyedArchiver archives as a fuzzing format: a binary or XML plist that is also a
-/// well-formed archive ($archiver, $version, $top, $objects, UIDs in range, class descriptions).
-public struct KeyedArchiveFormat: FuzzFormat {
-    public let fileExtension = "plist"
-    let mutator = PlistMutator()
-
-    public init() {}
-
-    public var validator: any Validator {
-        ClosureValidator(name: "keyed archive checker") { plistVerdict($0, checkArchive: true) }
-    }
-
-    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
-        mutator.catalogue(of: bytes).filter { context.allows($0.bytes.count) }
-    }
-    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
-    /// A minimal valid archive: a root string.
-    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        guard kind == .keyedArchive else {
+            return BinaryPlistWriter.write(BinaryPlist(objects: [.ascii(Array("seed".utf8), length: .inline)], topObject: 0))
+        }
         let text = Array("hello \(rng.below(1000))".utf8)
         return BinaryPlistWriter.write(
             BinaryPlist(

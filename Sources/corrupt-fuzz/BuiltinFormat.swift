@@ -20,8 +20,8 @@ struct BuiltinFormat: Sendable {
                 return .invalid(reason: violation.reason, message: violation.message)
             },
             structure: nil),
-        BuiltinFormat(name: "binary-plist", fileExtension: "plist", validator: BinaryPlistFormat().validator, structure: BinaryPlistFormat()),
-        BuiltinFormat(name: "keyed-archive", fileExtension: "plist", validator: KeyedArchiveFormat().validator, structure: KeyedArchiveFormat()),
+        BuiltinFormat(name: "binary-plist", fileExtension: "plist", validator: PlistFormat(.propertyList).validator, structure: PlistFormat(.propertyList)),
+        BuiltinFormat(name: "keyed-archive", fileExtension: "plist", validator: PlistFormat(.keyedArchive).validator, structure: PlistFormat(.keyedArchive)),
         BuiltinFormat(name: "friend-list", fileExtension: "friends", validator: FriendListFormat().validator, structure: FriendListFormat()),
         BuiltinFormat(name: "notes", fileExtension: "xml", validator: NotesFormat().validator, structure: NotesFormat()),
         BuiltinFormat(name: "xml", fileExtension: "xml", validator: XMLFormat().validator, structure: XMLFormat()),

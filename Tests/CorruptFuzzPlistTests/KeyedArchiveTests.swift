@@ -26,7 +26,7 @@ struct KeyedArchiveTests {
 
     @Test("the catalogue lies in every trailer field and in the graph, and the validator sees it")
     func catalogue() throws {
-        let format = KeyedArchiveFormat()
+        let format = PlistFormat(.keyedArchive)
         var rng = FuzzRNG(seed: 1)
         let seed = format.generate(using: &rng)
         #expect(format.validator.validate(seed) == .valid)
@@ -46,7 +46,7 @@ struct KeyedArchiveTests {
 
     @Test("type confusion reaches every object type, sets included, and nesting climbs a ladder of depths")
     func typeConfusionAndNesting() throws {
-        let format = BinaryPlistFormat()
+        let format = PlistFormat(.propertyList)
         var rng = FuzzRNG(seed: 3)
         let seed = format.generate(using: &rng)
         let names = format.catalogue(of: seed).map(\.name)
@@ -70,7 +70,7 @@ struct KeyedArchiveTests {
 struct PlistSelfFuzzTests {
     @Test("5,000 corrupt inputs: the reader, the checker and the mutator never trap")
     func selfFuzz() throws {
-        let format = KeyedArchiveFormat()
+        let format = PlistFormat(.keyedArchive)
         var rng = FuzzRNG(seed: 99)
         let seeds = try binaryFiles("keyed-archives").map(\.1) + binaryFiles("plists").map(\.1).filter { $0.count < 4096 }
         for i in 0..<5_000 {

@@ -316,7 +316,7 @@ struct XMLPlistTests {
             let fromXML = try PropertyListFile.read(xml)
             #expect(fromXML.encoding == .xml)
             #expect(KeyedArchiveChecker.problem(in: fromXML.plist) == nil, "\(root)")
-            #expect(KeyedArchiveFormat().validator.validate(xml) == .valid)
+            #expect(PlistFormat(.keyedArchive).validator.validate(xml) == .valid)
             #expect(try XMLPlistWriter.write(fromXML.plist) == xml, "\(root)")
             let fromBinary = try BinaryPlistReader.read(binary)
             #expect(exactCanonical(fromXML.plist) == exactCanonical(fromBinary), "\(root)")
@@ -359,7 +359,7 @@ struct XMLPlistTests {
             let xml = try XMLPlistWriter.write(try BinaryPlistReader.read(bytes))
             let problem = KeyedArchiveChecker.problem(in: try XMLPlistReader.read(xml))
             #expect(problem?.contains(mentions) == true, "\(file): \(problem ?? "no problem found")")
-            #expect(!KeyedArchiveFormat().validator.validate(xml).isValid)
+            #expect(!PlistFormat(.keyedArchive).validator.validate(xml).isValid)
         }
     }
 
@@ -391,12 +391,12 @@ struct XMLPlistTests {
 
     @Test("the formats validate XML files, and mutate them as XML")
     func formats() throws {
-        let plistFormat = BinaryPlistFormat()
+        let plistFormat = PlistFormat(.propertyList)
         for (name, bytes) in try nonBinaryFiles("plists") + nonBinaryFiles("keyed-archives") {
             #expect(plistFormat.validator.validate(bytes) == .valid, "\(name)")
         }
         let archive = try #require(nonBinaryFiles("keyed-archives").first { $0.0.contains("ArrayTest") }?.1)
-        let format = KeyedArchiveFormat()
+        let format = PlistFormat(.keyedArchive)
         #expect(format.validator.validate(archive) == .valid)
         let mutations = format.catalogue(of: archive)
         let names = Set(mutations.map(\.name))
@@ -424,7 +424,7 @@ struct XMLPlistTests {
 
     @Test("2,000 corrupt XML inputs: the reader, the checker and the mutator never trap")
     func selfFuzz() throws {
-        let format = KeyedArchiveFormat()
+        let format = PlistFormat(.keyedArchive)
         var rng = FuzzRNG(seed: 123)
         let seeds = try (nonBinaryFiles("plists") + nonBinaryFiles("keyed-archives")).map(\.1)
         var rejected = 0
