@@ -19,6 +19,19 @@ public enum Verdict: Sendable, Hashable {
     }
 }
 
+extension Verdict: CustomStringConvertible {
+    /// `valid`, `corrupt: habits[2].dates.count: -1 is negative`, `undecided (…)`,
+    /// `validator error (…)`.
+    public var description: String {
+        switch self {
+        case .valid: "valid"
+        case .invalid(let reason, let message): (reason.map { "\($0): " } ?? "") + message
+        case .undecided(let why): "undecided (\(why))"
+        case .error(_, let detail): "validator error (\(detail))"
+        }
+    }
+}
+
 /// Decides whether bytes are valid user data, with a descriptive message when they are not.
 ///
 /// The format's strict reference validator, the app's own `validateUserData`-style check, or an

@@ -245,9 +245,15 @@ public final class Campaign: @unchecked Sendable {
                         result.findings[index].hits += 1
                     } else {
                         records[finding.key] = result.findings.count
+                        var first = finding
+                        if let reference {
+                            // Once per distinct finding, not per hit: the app's validator labels,
+                            // the format's verdict is only reported.
+                            first.detail += "; the format's own validator (\(reference.name)) says: \(reference.validate(input.bytes))"
+                        }
                         result.findings.append(
                             FindingRecord(
-                                finding: finding, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
+                                finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
                     }
                 } else if behaviours.insert(Self.behaviour(of: outcome)).inserted {
                     schedule.addToPool(input)
@@ -319,10 +325,7 @@ public final class Campaign: @unchecked Sendable {
                 Oracle.occurs(Array(url.utf8), in: bytes)
             }
         }
-        var finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
-        if let reference, finding != nil {
-            finding?.detail += "; the format's own validator (\(reference.name)) says: " + Self.describe(reference.validate(input.bytes))
-        }
+        let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
         return Judged(execution: execution, verdict: verdict, finding: finding)
     }
 
@@ -395,15 +398,6 @@ public final class Campaign: @unchecked Sendable {
         }
         mix(0xFF)
         return h
-    }
-
-    static func describe(_ verdict: Verdict) -> String {
-        switch verdict {
-        case .valid: "valid"
-        case .invalid(let reason, let message): (reason.map { "\($0): " } ?? "") + message
-        case .undecided(let why): "undecided (\(why))"
-        case .error(_, let detail): "failed (\(detail))"
-        }
     }
 
     static func firstLine(_ bytes: [UInt8]) -> String {

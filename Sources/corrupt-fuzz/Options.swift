@@ -83,20 +83,6 @@ struct TargetOptions: ParsableArguments {
         if let format = try builtinFormat() { return .builtin(format) }
         return nil
     }
-
-    /// The validator that labels inputs: the app's (--validator) when given, else the format's.
-    func makeValidator(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws -> (any Validator)? {
-        if let line = validator {
-            return try ExternalValidator(command: try TargetCommand(line), limits: limits, slots: slots, fileExtension: fileExtension)
-        }
-        return try formatValidator()
-    }
-
-    /// The format's own reference validator (--format, --schema or --xsd), if one is selected.
-    /// With --validator it does not label inputs; its verdict is reported beside each finding.
-    func formatValidator() throws -> (any Validator)? {
-        try resolvedFormat()?.validator
-    }
 }
 
 /// A format as the options selected it: what mutates and generates, its reference validator,
@@ -173,8 +159,6 @@ struct Seconds: ExpressibleByArgument, Hashable, CustomStringConvertible {
     }
 
     var milliseconds: Int { Int(min(value * 1000, Double(Int32.max))) }
-
-    static var defaultValueDescription: String { "a duration: 60s, 500ms, 5m" }
 }
 
 /// A size option: `1GB`, `512MB`, `64KB`, `1048576` (powers of 1024); `0` means none.

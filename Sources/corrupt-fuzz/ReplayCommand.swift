@@ -25,11 +25,14 @@ struct ReplayCommand: ParsableCommand {
         do {
             let command = try TargetCommand(targetOptions.target!)
             let limits = targetOptions.limits
-            let format = try targetOptions.builtinFormat()
-            let executor = try ProcessExecutor(
-                command: command, limits: limits, slots: 1,
-                fileExtension: format?.fileExtension ?? (files[0] as NSString).pathExtension)
-            let validator = try targetOptions.makeValidator(limits: limits, slots: 1, fileExtension: "")
+            let format = try targetOptions.resolvedFormat()
+            let fileExtension = format?.fileExtension ?? (files[0] as NSString).pathExtension
+            let executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
+            // The app's validator labels when given, else the format's, as in run.
+            let validator: (any Validator)? =
+                try targetOptions.validator.map {
+                    try ExternalValidator(command: try TargetCommand($0), limits: limits, slots: 1, fileExtension: fileExtension)
+                } ?? format?.validator
             let oracle = Oracle()
             for file in files {
                 let bytes = FileManager.default.fileExists(atPath: file) ? try Self.read(file) : nil

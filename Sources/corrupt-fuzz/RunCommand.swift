@@ -111,7 +111,7 @@ struct RunCommand: ParsableCommand {
                     fuzzed: { partial in
                         guard !partial.findings.isEmpty else { return }
                         var provisional = earlier + [RunReport.Suite(result: partial, replay: plan.replay)]
-                        try? write(&provisional, plans: plans, writer: writer)
+                        try? write(&provisional, writer: writer)
                     })
                 display.finish(result)
                 if let error = result.toolError {
@@ -119,17 +119,17 @@ struct RunCommand: ParsableCommand {
                     toolErrors.append(error)
                 }
                 suites.append(RunReport.Suite(result: result, replay: plan.replay))
-                try? write(&suites, plans: plans, writer: writer)
+                try? write(&suites, writer: writer)
             } catch {
                 display.clear()
                 // Keep what earlier campaigns found, then report the error.
-                if !suites.isEmpty { try? write(&suites, plans: plans, writer: writer) }
+                if !suites.isEmpty { try? write(&suites, writer: writer) }
                 throw configurationError(error)
             }
         }
         if cf_interrupted() != 0 { display.note("interrupted: writing the report of what was found so far") }
         do {
-            try write(&suites, plans: plans, writer: writer)
+            try write(&suites, writer: writer)
         } catch let error as CorruptFuzzError {
             throw configurationError(error)
         }
@@ -141,7 +141,7 @@ struct RunCommand: ParsableCommand {
         return report
     }
 
-    private func write(_ suites: inout [RunReport.Suite], plans: [CampaignPlan], writer: ReportWriter) throws {
+    private func write(_ suites: inout [RunReport.Suite], writer: ReportWriter) throws {
         try writer.saveReproducers(&suites)
         let report = RunReport(
             runID: writer.runID, folder: writer.folder.path, suites: suites,
@@ -192,7 +192,6 @@ struct RunCommand: ParsableCommand {
 /// One campaign, ready to run, plus what the report needs to know about it.
 struct CampaignPlan {
     var campaign: Campaign
-    var fileExtension: String
     /// How the report tells the user to replay a finding.
     var replay: ReplayDescription
     var warnings: [String]
@@ -233,7 +232,7 @@ struct CampaignPlan {
             tool: ExecutablePath.current, targetCommand: command.line, selection: selection, limits: configuration.limits,
             fileExtension: assembled.fileExtension)
         return CampaignPlan(
-            campaign: assembled.campaign, fileExtension: assembled.fileExtension, replay: replay,
+            campaign: assembled.campaign, replay: replay,
             warnings: (format?.warnings ?? []) + assembled.warnings)
     }
 }

@@ -158,7 +158,7 @@ struct ValidateCommand: ParsableCommand {
         let validator: any Validator
         do {
             let options = try TargetOptions.parse(arguments)
-            guard let made = try options.formatValidator() else { throw ValidationError("no validator for these options") }
+            guard let made = try options.resolvedFormat()?.validator else { throw ValidationError("no validator for these options") }
             validator = made
         } catch let error as CorruptFuzzError {
             throw configurationError(error)
@@ -166,19 +166,9 @@ struct ValidateCommand: ParsableCommand {
         var invalid = 0
         for file in files {
             let bytes = FileManager.default.contents(atPath: file).map { [UInt8]($0) }
-            switch validator.validate(bytes) {
-            case .valid:
-                print("\(file): valid")
-            case .invalid(let reason, let message):
-                invalid += 1
-                print("\(file): \(reason ?? "invalid"): \(message)")
-            case .undecided(let why):
-                invalid += 1
-                print("\(file): undecided: \(why)")
-            case .error(_, let detail):
-                invalid += 1
-                print("\(file): validator error: \(detail)")
-            }
+            let verdict = validator.validate(bytes)
+            if !verdict.isValid { invalid += 1 }
+            print("\(file): \(verdict)")
         }
         if invalid > 0 { throw ExitCode(1) }
     }

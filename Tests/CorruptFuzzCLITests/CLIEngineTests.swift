@@ -80,6 +80,19 @@ struct CLIEngineTests {
         #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
     }
 
+    @Test("validate takes the same format options as run: --format and --xsd")
+    func validateWithFormats() throws {
+        let archive = packageRoot.appendingPathComponent("Corpus/keyed-archives/bpylist2-date_archive.plist").path
+        let habits = packageRoot.appendingPathComponent("Corpus/habits/run-and-read.habits").path
+        let mixed = try corruptFuzz(["validate", "--format", "keyed-archive", archive, habits])
+        #expect(mixed.status == 1, "\(mixed.stdout)\(mixed.stderr)")
+        #expect(mixed.stdout.contains("\(archive): valid"))
+        #expect(mixed.stdout.contains("\(habits): corrupt: "))
+        let notes = try corruptFuzz(["validate", "--xsd", "Corpus/schemas/notes.xsd", "Corpus/notes/groceries.xml"])
+        #expect(notes.status == 0, "\(notes.stdout)\(notes.stderr)")
+        #expect(notes.stdout.contains("Corpus/notes/groceries.xml: valid"))
+    }
+
     @Test("nothing a target starts outlives the campaign, even in a session of its own")
     func escapedProcesses() throws {
         let token = "corrupt-fuzz-escapee-\(UInt32.random(in: 0...UInt32.max))"
