@@ -23,31 +23,16 @@ public enum CrashSignature {
     /// unrelated out-of-range reads in one function differ only there; callers ask for the site
     /// when ``message(in:)`` found nothing.
     public static func frames(in stderr: String, site: Bool = false) -> [String] {
-        var frames: [String] = []
-        var inCrashedThread = false
-        var topSite: String?
-        /// The first frame that is not inlined holds the crashing instruction: its offset
-        /// names the trap site when the top frame, inlined, has neither a line nor an offset.
-        var physical: Frame?
-        // Lines may end in CRLF (a log that passed through Windows, a pty): "\r\n" is one
-        // Character, so split on any newline.
-        for line in stderr.split(whereSeparator: \.isNewline) {
-            if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
-            if line.hasPrefix("Thread "), inCrashedThread, !frames.isEmpty { break }
-            if let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) {
-                if physical == nil, !frame.inlined { physical = frame }
-                if isRuntimeFrame(frame.symbol) { continue }
-                if frames.isEmpty { topSite = frame.site }
-                frames.append(frame.symbol)
-                if frames.count == frameCount { break }
-            }
-        }
-        if site, !frames.isEmpty {
-            if let topSite, !topSite.isEmpty {
-                frames[0] += topSite
-            } else if let physical, let offset = physical.offset {
-                frames[0] += " [\(physical.symbol) + \(offset)]"
-            }
+        let all = crashedThreadFrames(in: stderr)
+        let kept = all.filter { !isRuntimeFrame($0.symbol) }.prefix(frameCount)
+        var frames = kept.map(\.symbol)
+        guard site, let top = kept.first else { return frames }
+        if !top.site.isEmpty {
+            frames[0] += top.site
+        } else if let physical = all.first(where: { !$0.inlined }), let offset = physical.offset {
+            // The first frame that is not inlined holds the crashing instruction: its offset
+            // names the trap site when the top frame, inlined, has neither a line nor an offset.
+            frames[0] += " [\(physical.symbol) + \(offset)]"
         }
         return frames
     }
@@ -56,22 +41,29 @@ public enum CrashSignature {
     /// function repeated (16 times in a row or more): a stack overflow's top frame is wherever
     /// the stack ran out, so only the recursing function names the bug.
     public static func recursion(in stderr: String) -> String? {
-        var inCrashedThread = false
         var previous: String?
         var run = 0
-        for line in stderr.split(whereSeparator: \.isNewline) {
-            if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
-            if line.hasPrefix("Thread "), inCrashedThread { break }
-            guard let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) else { continue }
-            if frame.symbol == previous {
-                run += 1
-                if run >= 16 { return frame.symbol }
-            } else {
-                previous = frame.symbol
-                run = 1
-            }
+        for frame in crashedThreadFrames(in: stderr) {
+            run = frame.symbol == previous ? run + 1 : 1
+            previous = frame.symbol
+            if run >= 16 { return frame.symbol }
         }
         return nil
+    }
+
+    /// Every frame of the crashed thread, top first (the report's frames when it names no
+    /// thread, as a sanitizer's does).
+    static func crashedThreadFrames(in stderr: String) -> [Frame] {
+        var frames: [Frame] = []
+        var inCrashedThread = false
+        // Lines may end in CRLF (a log that passed through Windows, a pty): "\r\n" is one
+        // Character, so split on any newline.
+        for line in stderr.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
+            if line.hasPrefix("Thread "), inCrashedThread, !frames.isEmpty { break }
+            if let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) { frames.append(frame) }
+        }
+        return frames
     }
 
     /// The runtime's own explanation of the crash, if it printed one.
