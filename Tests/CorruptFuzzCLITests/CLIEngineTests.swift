@@ -118,39 +118,41 @@ struct CLIEngineTests {
         }
     }
 
-    @Test("--format xml with the app's own validator finds app-rule bugs the format alone cannot judge")
-    func xmlFormatWithAppValidator() throws {
+    /// Two campaigns of a naive loader with a format: once with the hardened loader as the app's
+    /// validator, once with the format alone. Returns both targets' summaries.
+    func withAndWithoutAppValidator(
+        loader: String, validator: String, format: String, corpus: String
+    ) throws -> (withApp: [String: Any], formatOnly: [String: Any]) {
         let common = [
-            "--target", "\(product("notes-loader-naive")) @@", "--format", "xml", "--corpus",
-            packageRoot.appendingPathComponent("Corpus/notes").path, "--runs", "300", "--no-minimize", "--timeout", "2s",
+            "--target", "\(product(loader)) @@", "--format", format, "--corpus", packageRoot.appendingPathComponent(corpus).path,
+            "--runs", "300", "--no-minimize", "--timeout", "2s",
         ]
-        let (withApp, target, reports) = try campaign(common + ["--validator", "\(product("notes-loader-hardened")) @@"])
+        let (withApp, target, reports) = try campaign(common + ["--validator", "\(product(validator)) @@"])
         defer { try? FileManager.default.removeItem(at: reports) }
         #expect(withApp.status == 1, "stderr: \(withApp.stderr)")
+        let (_, formatOnly, formatReports) = try campaign(common)
+        defer { try? FileManager.default.removeItem(at: formatReports) }
+        return (target, formatOnly)
+    }
+
+    @Test("--format xml with the app's own validator finds app-rule bugs the format alone cannot judge")
+    func xmlFormatWithAppValidator() throws {
+        let (target, formatOnly) = try withAndWithoutAppValidator(
+            loader: "notes-loader-naive", validator: "notes-loader-hardened", format: "xml", corpus: "Corpus/notes")
         let appRules = signatures(target, kind: "silent-acceptance").filter { $0.contains("version") || $0.contains("id") }
         #expect(!appRules.isEmpty, "silent acceptances: \(signatures(target, kind: "silent-acceptance"))")
         // The format's own verdict is reported beside the app's.
         let details = findings(of: target).compactMap { $0["detail"] as? String }
         #expect(details.contains { $0.contains("the format's own validator") })
-
-        let (_, formatOnly, formatReports) = try campaign(common)
-        defer { try? FileManager.default.removeItem(at: formatReports) }
         let formatRules = signatures(formatOnly, kind: "silent-acceptance").filter { $0.contains("version") }
         #expect(formatRules.isEmpty, "the XML format knows no notes version rule: \(formatRules)")
     }
 
     @Test("--format keyed-archive with the app's own validator finds app-rule bugs the format alone cannot judge")
     func keyedArchiveWithAppValidator() throws {
-        let common = [
-            "--target", "\(product("friend-list-naive")) @@", "--format", "keyed-archive", "--corpus",
-            packageRoot.appendingPathComponent("Corpus/friend-lists").path, "--runs", "300", "--no-minimize", "--timeout", "2s",
-        ]
-        let (withApp, target, reports) = try campaign(common + ["--validator", "\(product("friend-list-hardened")) @@"])
-        defer { try? FileManager.default.removeItem(at: reports) }
-        #expect(withApp.status == 1, "stderr: \(withApp.stderr)")
+        let (target, formatOnly) = try withAndWithoutAppValidator(
+            loader: "friend-list-naive", validator: "friend-list-hardened", format: "keyed-archive", corpus: "Corpus/friend-lists")
         let silent = signatures(target, kind: "silent-acceptance") + signatures(target, kind: "wrong-reason")
-        let (_, formatOnly, formatReports) = try campaign(common)
-        defer { try? FileManager.default.removeItem(at: formatReports) }
         let formatSilent = signatures(formatOnly, kind: "silent-acceptance") + signatures(formatOnly, kind: "wrong-reason")
         // Findings only the app's rules can show (the friend list's version, names, birthdays).
         let appOnly = Set(silent).subtracting(formatSilent)
