@@ -20,16 +20,14 @@ import FriendListLoaders
 /// string, a birthday not a date in 1900...2100 → `corrupt`.
 public struct FriendListFormat: FuzzFormat {
     public let fileExtension = "friends"
-    let mutator = PlistMutator()
+    public let friendListMutator = FriendListMutator()
 
     public init() {}
 
+    public var mutator: (any StructureAwareMutator)? { friendListMutator }
+
     public var validator: any Validator {
-        ClosureValidator(name: "friend-list reference validator") { bytes in
-            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
-            guard let violation = Self.validate(bytes) else { return .valid }
-            return .invalid(reason: violation.reason, message: violation.message)
-        }
+        ClosureValidator(name: "friend-list reference validator", contents: { Self.validate($0).map(Verdict.invalid) ?? .valid })
     }
 
     // MARK: - Generation
@@ -55,106 +53,33 @@ public struct FriendListFormat: FuzzFormat {
         FriendList(friends: values.friends.map { Friend(name: $0.name, birthday: $0.birthday) })
     }
 
-    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
-        // The drawn values satisfy every rule; archiving only fails if Foundation does.
-        (try? Self.generator.generate(using: &rng)) ?? Self.archive(FriendList(friends: []))
-    }
-
     /// The archive NSKeyedArchiver writes for `list`.
     public static func archive(_ list: FriendList) -> [UInt8] {
         (try? KeyedArchiveGenerator<Values>.archive(list)) ?? []
     }
-
-    // MARK: - Mutations
-
-    /// Keyed-archive corruptions, and the loading-failure catalogue with the reason each case
-    /// must get: a single byte (`corrupt`), an exploding object (a Friend whose birthday is a
-    /// string: `corrupt`), a future version (`unsupported-version`), version 0, -1 and missing
-    /// (`corrupt`).
-    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
-        loadingFailures(of: bytes) + mutator.catalogue(of: bytes)
-    }
-
-    /// The loading-failure catalogue alone, run first.
-    func loadingFailures(of bytes: [UInt8]) -> [StructuredMutation] {
-        var out: [StructuredMutation] = []
-        let corrupt = { (why: String) in Expectation(reason: "corrupt", because: why) }
-        out.append(StructuredMutation(bytes: Array(bytes.prefix(1)), name: "single-byte", expectation: corrupt("a single byte is not a friend list")))
-        guard let plist = try? BinaryPlistReader.read(bytes), let root = Self.rootObject(plist) else { return out }
-        func edit(_ name: String, _ expectation: Expectation, _ change: (inout BinaryPlist, _ keys: [Int], _ values: [Int]) -> Void) {
-            guard case .dictionary(let keys, let values, _) = plist.objects[root] else { return }
-            var copy = plist
-            copy.offsets = nil
-            change(&copy, keys, values)
-            out.append(StructuredMutation(bytes: BinaryPlistWriter.write(copy), name: name, expectation: expectation))
-        }
-        func setVersion(_ value: BinaryPlist.Object?) -> (inout BinaryPlist, [Int], [Int]) -> Void {
-            { p, keys, values in
-                guard let at = keys.firstIndex(where: { Self.string(p.objects[$0]) == "version" }) else { return }
-                if let value {
-                    p.objects.append(value)
-                    var vs = values
-                    vs[at] = p.objects.count - 1
-                    p.objects[root] = .dictionary(keys: keys, values: vs, length: .natural(keys.count))
-                } else {
-                    var ks = keys, vs = values
-                    ks.remove(at: at)
-                    vs.remove(at: at)
-                    p.objects[root] = .dictionary(keys: ks, values: vs, length: .natural(ks.count))
-                }
-                p.objectRefSize = max(p.objectRefSize, BinaryPlist.bytesNeeded(UInt64(p.objects.count)))
-            }
-        }
-        edit(
-            "version=future", Expectation(reason: "unsupported-version", because: "a file from a newer app version must not be called corrupt"),
-            setVersion(.integer(Int128(FriendList.currentVersion + 1), widthLog2: 0)))
-        edit("version=0", corrupt("version 0 was never written"), setVersion(.integer(0, widthLog2: 0)))
-        edit("version=-1", corrupt("a negative version was never written"), setVersion(.integer(-1, widthLog2: 3)))
-        edit("version=missing", corrupt("a friend list without a version cannot be read safely"), setVersion(nil))
-        // An exploding object: the first friend's birthday is a string, so its decoding fails.
-        if let exploding = Self.explodingFriend(plist) {
-            var copy = plist
-            copy.offsets = nil
-            copy.objects[exploding.birthdayRef] = .ascii(Array("yesterday".utf8), length: .inline)
-            out.append(
-                StructuredMutation(
-                    bytes: BinaryPlistWriter.write(copy), name: "exploding-object",
-                    expectation: corrupt("a friend whose birthday fails to decode")))
-        }
-        return out
-    }
-
-    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { mutator.mutate(bytes, using: &rng) }
 }
 
 // MARK: - The reference validator
 
 extension FriendListFormat {
-    /// What is wrong with a friend-list file, and the reason word a loader should give.
-    public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
-        public var reason: String
-        public var message: String
-        public var description: String { "\(reason): \(message)" }
-    }
-
     /// The first violation in `bytes`, or nil when they are a valid friend list.
     public static func validate(_ bytes: [UInt8]) -> Violation? {
-        func corrupt(_ message: String) -> Violation { Violation(reason: "corrupt", message: message) }
-        if bytes.isEmpty { return Violation(reason: "empty", message: "the file is empty") }
+        func corrupt(_ message: String, at path: String = "") -> Violation { Violation(.corrupt, message, at: path) }
+        if let violation = Violation.intrinsic(for: bytes) { return violation }
         let plist: BinaryPlist
-        do throws(PlistError) {
+        do throws(Violation) {
             plist = try PropertyListFile.read(bytes).plist
         } catch {
-            return corrupt("not a property list: \(error.message)")
+            return corrupt("not a property list: \(error)")
         }
         if let problem = KeyedArchiveChecker.problem(in: plist) ?? KeyedArchiveChecker.foundationProblem(in: plist) { return corrupt(problem) }
         for name in KeyedArchiveChecker.classNames(in: plist).sorted() where !HardenedFriendListLoader.allowedClassNames.contains(name) {
             return corrupt("class \(name) does not belong in a friend list")
         }
         let graph = Graph(plist: plist)
-        guard let root = rootObject(plist) else { return corrupt("$top.root: missing or not a UID") }
-        guard let fields = graph.fields(of: root, className: "FriendListLoaders.FriendList") else { return corrupt("root: not a FriendList") }
-        guard let versionRef = fields["version"] else { return corrupt("version: missing") }
+        guard let root = rootObject(plist) else { return corrupt("missing or not a UID", at: "$top.root") }
+        guard let fields = graph.fields(of: root, className: "FriendListLoaders.FriendList") else { return corrupt("not a FriendList", at: "root") }
+        guard let versionRef = fields["version"] else { return corrupt("missing", at: "version") }
         // As NSCoder.decodeInteger reads it: a number's integer part, anything else 0.
         let version: Int128
         switch plist.objects[versionRef] {
@@ -164,33 +89,33 @@ extension FriendListFormat {
         default: version = 0
         }
         if version > Int128(FriendList.currentVersion) {
-            return Violation(reason: "unsupported-version", message: "version: \(version) is newer than \(FriendList.currentVersion)")
+            return Violation(.unsupportedVersion, "\(version) is newer than \(FriendList.currentVersion)", at: "version")
         }
-        guard version == 1 else { return corrupt("version: \(version) is not a valid version") }
+        guard version == 1 else { return corrupt("\(version) is not a valid version", at: "version") }
         guard let friendsRef = fields["friends"], let array = graph.deref(friendsRef),
             let arrayFields = graph.fields(of: array, className: nil),
             ["NSArray", "NSMutableArray"].contains(graph.className(of: array) ?? ""),
             let list = arrayFields["NS.objects"], case .array(let elements, _) = plist.objects[list]
         else {
-            return corrupt("friends: missing or not an array")
+            return corrupt("missing or not an array", at: "friends")
         }
         for (index, element) in elements.enumerated() {
             let here = "friends[\(index)]"
             guard let friend = graph.deref(element), let f = graph.fields(of: friend, className: "FriendListLoaders.Friend") else {
-                return corrupt("\(here): not a Friend")
+                return corrupt("not a Friend", at: here)
             }
             guard let nameRef = f["name"], let nameObject = graph.deref(nameRef), let name = string(plist.objects[nameObject]) else {
-                return corrupt("\(here).name: missing or not a string")
+                return corrupt("missing or not a string", at: "\(here).name")
             }
-            if name.isEmpty { return corrupt("\(here).name: empty") }
+            if name.isEmpty { return corrupt("empty", at: "\(here).name") }
             guard let dateRef = f["birthday"], let date = graph.deref(dateRef), graph.className(of: date) == "NSDate",
                 let timeRef = graph.fields(of: date, className: "NSDate")?["NS.time"], case .real(let time, _) = plist.objects[timeRef]
             else {
-                return corrupt("\(here).birthday: missing or not a date")
+                return corrupt("missing or not a date", at: "\(here).birthday")
             }
             let birthday = Date(timeIntervalSinceReferenceDate: time)
             guard HardenedFriendListLoader.birthdayRange.contains(birthday) else {
-                return corrupt("\(here).birthday: \(time) is outside 1900...2100")
+                return corrupt("\(time) is outside 1900...2100", at: "\(here).birthday")
             }
         }
         return nil
@@ -259,4 +184,77 @@ extension FriendListFormat {
             return FriendListFormat.string(plist.objects[nameRef])
         }
     }
+}
+
+/// The friend list's corruptions: the loading-failure catalogue (whose reasons are certain)
+/// first, then every keyed-archive corruption; new documents archived by the real
+/// NSKeyedArchiver from drawn values.
+public struct FriendListMutator: StructureAwareMutator {
+    let plist = PlistMutator(.keyedArchive)
+
+    public init() {}
+
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        // The drawn values satisfy every rule; archiving only fails if Foundation does.
+        (try? FriendListFormat.generator.generate(using: &rng)) ?? FriendListFormat.archive(FriendList(friends: []))
+    }
+
+    /// Keyed-archive corruptions, and the loading-failure catalogue with the reason each case
+    /// must get: a single byte (`corrupt`), an exploding object (a Friend whose birthday is a
+    /// string: `corrupt`), a future version (`unsupported-version`), version 0, -1 and missing
+    /// (`corrupt`).
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        loadingFailures(of: bytes) + plist.catalogue(of: bytes, context: context)
+    }
+
+    /// The loading-failure catalogue alone, run first.
+    func loadingFailures(of bytes: [UInt8]) -> [StructuredMutation] {
+        var out: [StructuredMutation] = []
+        let corrupt = { (why: String) in Expectation(reason: .corrupt, because: why) }
+        out.append(StructuredMutation(bytes: Array(bytes.prefix(1)), name: "single-byte", expectation: corrupt("a single byte is not a friend list")))
+        guard let plist = try? BinaryPlistReader.read(bytes), let root = FriendListFormat.rootObject(plist) else { return out }
+        func edit(_ name: String, _ expectation: Expectation, _ change: (inout BinaryPlist, _ keys: [Int], _ values: [Int]) -> Void) {
+            guard case .dictionary(let keys, let values, _) = plist.objects[root] else { return }
+            var copy = plist
+            copy.offsets = nil
+            change(&copy, keys, values)
+            out.append(StructuredMutation(bytes: BinaryPlistWriter.write(copy), name: name, expectation: expectation))
+        }
+        func setVersion(_ value: BinaryPlist.Object?) -> (inout BinaryPlist, [Int], [Int]) -> Void {
+            { p, keys, values in
+                guard let at = keys.firstIndex(where: { FriendListFormat.string(p.objects[$0]) == "version" }) else { return }
+                if let value {
+                    p.objects.append(value)
+                    var vs = values
+                    vs[at] = p.objects.count - 1
+                    p.objects[root] = .dictionary(keys: keys, values: vs, length: .natural(keys.count))
+                } else {
+                    var ks = keys, vs = values
+                    ks.remove(at: at)
+                    vs.remove(at: at)
+                    p.objects[root] = .dictionary(keys: ks, values: vs, length: .natural(ks.count))
+                }
+                p.objectRefSize = max(p.objectRefSize, BinaryPlist.bytesNeeded(UInt64(p.objects.count)))
+            }
+        }
+        edit(
+            "version=future", Expectation(reason: .unsupportedVersion, because: "a file from a newer app version must not be called corrupt"),
+            setVersion(.integer(Int128(FriendList.currentVersion + 1), widthLog2: 0)))
+        edit("version=0", corrupt("version 0 was never written"), setVersion(.integer(0, widthLog2: 0)))
+        edit("version=-1", corrupt("a negative version was never written"), setVersion(.integer(-1, widthLog2: 3)))
+        edit("version=missing", corrupt("a friend list without a version cannot be read safely"), setVersion(nil))
+        // An exploding object: the first friend's birthday is a string, so its decoding fails.
+        if let exploding = FriendListFormat.explodingFriend(plist) {
+            var copy = plist
+            copy.offsets = nil
+            copy.objects[exploding.birthdayRef] = .ascii(Array("yesterday".utf8), length: .inline)
+            out.append(
+                StructuredMutation(
+                    bytes: BinaryPlistWriter.write(copy), name: "exploding-object",
+                    expectation: corrupt("a friend whose birthday fails to decode")))
+        }
+        return out
+    }
+
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { plist.mutate(bytes, using: &rng) }
 }

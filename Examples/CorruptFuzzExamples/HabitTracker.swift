@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 import CorruptFuzzSchema
 
 /// One habit: a name and the days it was done.
@@ -45,21 +46,6 @@ public enum HabitTracker {
     /// The last valid day: 2170-01-01.
     public static let maxDay: Int32 = 73_048
 
-    /// A precise description of what is wrong with a file.
-    public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The reason word a loader should give: `empty`, `corrupt`, `unsupported-version`.
-        public var reason: String
-        /// What is wrong and where, e.g. `habits[2].dates.count: 4294967295 exceeds limit 100000`.
-        public var message: String
-
-        public init(reason: String, message: String) {
-            self.reason = reason
-            self.message = message
-        }
-
-        public var description: String { "\(reason): \(message)" }
-    }
-
     // MARK: - Encoding
 
     /// Encodes a document, computing the CRC.
@@ -97,53 +83,53 @@ public enum HabitTracker {
     /// Decodes and fully validates a document.
     /// - Throws: The first ``Violation``.
     public static func decode(_ bytes: [UInt8]) throws(Violation) -> HabitDocument {
-        func corrupt(_ message: String) -> Violation { Violation(reason: "corrupt", message: message) }
-        guard !bytes.isEmpty else { throw Violation(reason: "empty", message: "the file is empty") }
-        guard bytes.count >= 4, Array(bytes[0..<4]) == magic else { throw corrupt(#"magic: expected "HBTS""#) }
-        guard bytes.count >= 6 else { throw corrupt("version: file ends at byte \(bytes.count)") }
+        func corrupt(_ message: String, at path: String) -> Violation { Violation(.corrupt, message, at: path) }
+        if let violation = Violation.intrinsic(for: bytes) { throw violation }
+        guard bytes.count >= 4, Array(bytes[0..<4]) == magic else { throw corrupt(#"expected "HBTS""#, at: "magic") }
+        guard bytes.count >= 6 else { throw corrupt("file ends at byte \(bytes.count)", at: "version") }
         let version = UInt16(bytes[4]) | UInt16(bytes[5]) << 8
-        guard version != 0 else { throw corrupt("version: 0 is not a version") }
+        guard version != 0 else { throw corrupt("0 is not a version", at: "version") }
         guard version <= currentVersion else {
-            throw Violation(reason: "unsupported-version", message: "version: \(version) is newer than supported \(currentVersion)")
+            throw Violation(.unsupportedVersion, "\(version) is newer than supported \(currentVersion)", at: "version")
         }
-        guard bytes.count >= 14 else { throw corrupt("habits.count: file ends at byte \(bytes.count)") }
+        guard bytes.count >= 14 else { throw corrupt("file ends at byte \(bytes.count)", at: "habits.count") }
         let body = bytes.count - 4
         let stored = read32(bytes, body)
         let computed = crc32(bytes[0..<body])
         guard stored == computed else {
-            throw corrupt("crc32: stored \(hex(stored)) != computed \(hex(computed))")
+            throw corrupt("stored \(hex(stored)) != computed \(hex(computed))", at: "crc32")
         }
         var reader = Reader(bytes: bytes, end: body, offset: 6)
         let count = try reader.u32("habits.count")
-        guard count <= maxHabits else { throw corrupt("habits.count: \(count) exceeds limit \(maxHabits)") }
+        guard count <= maxHabits else { throw corrupt("\(count) exceeds limit \(maxHabits)", at: "habits.count") }
         var habits: [Habit] = []
         for index in 0..<Int(count) {
             let path = "habits[\(index)]"
             let nameLength = Int(try reader.u16("\(path).name.length"))
-            guard nameLength > 0 else { throw corrupt("\(path).name: is empty") }
-            guard nameLength <= maxNameLength else { throw corrupt("\(path).name.length: \(nameLength) exceeds limit \(maxNameLength)") }
+            guard nameLength > 0 else { throw corrupt("is empty", at: "\(path).name") }
+            guard nameLength <= maxNameLength else { throw corrupt("\(nameLength) exceeds limit \(maxNameLength)", at: "\(path).name.length") }
             let nameBytes = try reader.bytes(nameLength, "\(path).name")
             guard let name = String(validating: nameBytes, as: UTF8.self) else {
-                throw corrupt("\(path).name: invalid UTF-8 at byte \(firstInvalidUTF8(nameBytes))")
+                throw corrupt("invalid UTF-8 at byte \(firstInvalidUTF8(nameBytes))", at: "\(path).name")
             }
             let dateCount = try reader.u32("\(path).dates.count")
-            guard dateCount <= maxDates else { throw corrupt("\(path).dates.count: \(dateCount) exceeds limit \(maxDates)") }
+            guard dateCount <= maxDates else { throw corrupt("\(dateCount) exceeds limit \(maxDates)", at: "\(path).dates.count") }
             guard Int(dateCount) * 4 <= reader.remaining else {
-                throw corrupt("\(path).dates.count: \(dateCount) dates need \(Int(dateCount) * 4) bytes, \(reader.remaining) left")
+                throw corrupt("\(dateCount) dates need \(Int(dateCount) * 4) bytes, \(reader.remaining) left", at: "\(path).dates.count")
             }
             var days: [Int32] = []
             days.reserveCapacity(Int(dateCount))
             for d in 0..<Int(dateCount) {
                 let day = Int32(bitPattern: try reader.u32("\(path).dates[\(d)]"))
-                guard day >= 0, day <= maxDay else { throw corrupt("\(path).dates[\(d)]: day \(day) is outside 0...\(maxDay)") }
+                guard day >= 0, day <= maxDay else { throw corrupt("day \(day) is outside 0...\(maxDay)", at: "\(path).dates[\(d)]") }
                 if let last = days.last, day <= last {
-                    throw corrupt("\(path).dates[\(d)]: day \(day) is not after \(last)")
+                    throw corrupt("day \(day) is not after \(last)", at: "\(path).dates[\(d)]")
                 }
                 days.append(day)
             }
             habits.append(Habit(name: name, days: days))
         }
-        guard reader.remaining == 0 else { throw corrupt("trailing: \(reader.remaining) bytes after last habit") }
+        guard reader.remaining == 0 else { throw corrupt("\(reader.remaining) bytes after last habit", at: "trailing") }
         return HabitDocument(version: version, habits: habits)
     }
 
@@ -155,7 +141,7 @@ public enum HabitTracker {
 
         mutating func bytes(_ count: Int, _ path: String) throws(Violation) -> ArraySlice<UInt8> {
             guard count <= remaining else {
-                throw Violation(reason: "corrupt", message: "\(path): needs \(count) bytes, \(remaining) left")
+                throw Violation(.corrupt, "needs \(count) bytes, \(remaining) left", at: path)
             }
             defer { offset += count }
             return bytes[offset..<(offset + count)]
@@ -213,5 +199,18 @@ public enum HabitTracker {
                 Habit(name: "水を飲む", days: [20_100]),
             ]),
         ]
+    }
+}
+
+/// The habit tracker as a fuzzing format: ``HabitTracker/validate(_:)`` as reference validator.
+/// It has no mutator of its own: its structure-aware mutations come from its Kaitai Struct
+/// description, `Corpus/schemas/habit-tracker.ksy` (`--schema`).
+public struct HabitTrackerFormat: FuzzFormat {
+    public let fileExtension = "habits"
+
+    public init() {}
+
+    public var validator: any Validator {
+        ClosureValidator(name: "habit-tracker reference validator", contents: { HabitTracker.validate($0).map(Verdict.invalid) ?? .valid })
     }
 }

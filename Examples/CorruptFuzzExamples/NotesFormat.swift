@@ -15,67 +15,69 @@ import NotesLoaders
 /// date-time) → `corrupt` with line and element path; a note id used twice → `corrupt`.
 public struct NotesFormat: FuzzFormat {
     public let fileExtension = "xml"
-    let xml: XMLFormat
+    public let notesMutator = NotesMutator()
 
-    let generator: XSDGenerator?
+    public init() {}
 
-    public init() {
-        xml = XMLFormat()
-        generator = try? XSDGenerator(xsd: Array(notesSchema.utf8))
-    }
+    public var mutator: (any StructureAwareMutator)? { notesMutator }
 
     public var validator: any Validator {
-        ClosureValidator(name: "notes reference validator") { bytes in
-            guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
-            if case .failure(let problem) = Self.schema, !bytes.isEmpty {
-                return .undecided("the notes schema does not compile: \(problem)")
-            }
-            guard let violation = Self.validate(bytes) else { return .valid }
-            return .invalid(reason: violation.reason, message: violation.message)
+        ClosureValidator(name: "notes reference validator") { (bytes: [UInt8]) in
+            if case .failure(let problem) = Self.schema { return .undecided("the notes schema does not compile: \(problem)") }
+            return Self.validate(bytes).map(Verdict.invalid) ?? .valid
         }
     }
 
     /// The compiled notes schema; a failure makes the validator undecided, never a trap.
     static let schema = Result { () throws(XMLProblem) in try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd") }
 
-    /// What is wrong with a notes document: the reason word and the message.
-    public static func validate(_ bytes: [UInt8]) -> (reason: String, message: String)? {
-        if bytes.isEmpty { return ("empty", "the file is empty") }
+    /// What is wrong with a notes document.
+    public static func validate(_ bytes: [UInt8]) -> Violation? {
+        if let violation = Violation.intrinsic(for: bytes) { return violation }
         if bytes.count > HardenedNotesLoader.maxFileSize {
-            return ("corrupt", "\(bytes.count) bytes is more than a notes document's \(HardenedNotesLoader.maxFileSize)")
+            return Violation(.corrupt, "\(bytes.count) bytes is more than a notes document's \(HardenedNotesLoader.maxFileSize)")
         }
         let document: (tree: XMLTree, doctype: String?)
         do throws(XMLProblem) {
             document = try XMLReader.readDocument(bytes)
         } catch {
-            return ("corrupt", error.description)
+            return error.violation
         }
-        if let doctype = document.doctype { return ("corrupt", "DOCTYPE \(doctype): a notes document has none") }
+        if let doctype = document.doctype { return Violation(.corrupt, "DOCTYPE \(doctype): a notes document has none") }
         let root = document.tree.root
-        guard root.name == "notes" else { return ("corrupt", "root: <\(root.name)> is not <notes>") }
-        guard let text = root.attributes.first(where: { $0.name == "version" })?.value else { return ("corrupt", "/notes/@version: missing") }
-        guard let version = Int(text), version >= 1 else { return ("corrupt", "/notes/@version: '\(text)' is not a positive integer") }
+        guard root.name == "notes" else { return Violation(.corrupt, "<\(root.name)> is not <notes>", at: "root") }
+        guard let text = root.attributes.first(where: { $0.name == "version" })?.value else { return Violation(.corrupt, "missing", at: "/notes/@version") }
+        guard let version = Int(text), version >= 1 else { return Violation(.corrupt, "'\(text)' is not a positive integer", at: "/notes/@version") }
         if version > HardenedNotesLoader.currentVersion {
-            return ("unsupported-version", "/notes/@version: \(version) is newer than \(HardenedNotesLoader.currentVersion)")
+            return Violation(.unsupportedVersion, "\(version) is newer than \(HardenedNotesLoader.currentVersion)", at: "/notes/@version")
         }
         switch schema {
         case .success(let schema):
-            if let problem = schema.problems(in: bytes).first { return ("corrupt", problem.description) }
+            if let problem = schema.problems(in: bytes).first { return problem.violation }
         case .failure(let problem):
-            return ("corrupt", "the notes schema does not compile, so the document cannot be checked: \(problem)")
+            return Violation(.corrupt, "the notes schema does not compile, so the document cannot be checked: \(problem)")
         }
         var ids: Set<String> = []
         for case .element(let note) in root.children {
             guard let id = note.attributes.first(where: { $0.name == "id" })?.value else { continue }
-            if !ids.insert(id).inserted { return ("corrupt", "/notes/note[@id=\(id)]: the id is used twice") }
+            if !ids.insert(id).inserted { return Violation(.corrupt, "the id is used twice", at: "/notes/note[@id=\(id)]") }
         }
         return nil
     }
+}
+
+/// The notes document's corruptions: every XML mutation and hostile document, plus the
+/// version and id cases whose reason is certain; new documents drawn from the notes schema.
+public struct NotesMutator: StructureAwareMutator {
+    let xml = XMLMutator()
+    let generator = try? XSDGenerator(xsd: Array(notesSchema.utf8))
+
+    public init() {}
 
     /// A document drawn from the notes schema, with the rules the schema does not state: a
     /// version, and ids numbered in order.
     public func generate(using rng: inout FuzzRNG) -> [UInt8] {
-        guard let generator else { return xml.generate(using: &rng) }
+        guard let generator else { return Array(Self.fallbackDocument.utf8) }
         var root = generator.generate(using: &rng).root
         root.attributes.removeAll { $0.name == "version" }
         root.attributes.insert(("version", "1"), at: 0)
@@ -88,6 +90,9 @@ public struct NotesFormat: FuzzFormat {
         }
         return XMLWriter.write(XMLTree(root: root))
     }
+    /// A valid notes document, should the schema's generator be unavailable.
+    static let fallbackDocument = #"<?xml version="1.0" encoding="UTF-8"?><notes version="1"><note id="1" created="2026-11-22T10:00:00Z">text</note></notes>"#
+
     public var usesOutsideTraps: Bool { true }
     public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
         xml.catalogue(of: bytes, context: context) + versionCatalogue(of: bytes)
@@ -99,7 +104,7 @@ public struct NotesFormat: FuzzFormat {
     func versionCatalogue(of bytes: [UInt8]) -> [StructuredMutation] {
         guard let tree = try? XMLReader.read(bytes), tree.root.name == "notes" else { return [] }
         var out: [StructuredMutation] = []
-        func add(_ name: String, _ reason: String, _ because: String, _ change: (inout XMLTree.Element) -> Void) {
+        func add(_ name: String, _ reason: Reason, _ because: String, _ change: (inout XMLTree.Element) -> Void) {
             var root = tree.root
             change(&root)
             out.append(StructuredMutation(bytes: XMLWriter.write(XMLTree(root: root)), name: name, expectation: Expectation(reason: reason, because: because)))
@@ -110,12 +115,12 @@ public struct NotesFormat: FuzzFormat {
                 if let value { root.attributes.insert(("version", value), at: 0) }
             }
         }
-        add("version=future", "unsupported-version", "a file from a newer app version must not be called corrupt", setVersion("2"))
-        add("version=0", "corrupt", "version 0 was never written", setVersion("0"))
-        add("version=-1", "corrupt", "a negative version was never written", setVersion("-1"))
-        add("version=missing", "corrupt", "a notes document without a version cannot be read safely", setVersion(nil))
+        add("version=future", .unsupportedVersion, "a file from a newer app version must not be called corrupt", setVersion("2"))
+        add("version=0", .corrupt, "version 0 was never written", setVersion("0"))
+        add("version=-1", .corrupt, "a negative version was never written", setVersion("-1"))
+        add("version=missing", .corrupt, "a notes document without a version cannot be read safely", setVersion(nil))
         if tree.root.children.contains(where: { if case .element = $0 { true } else { false } }) {
-            add("note-without-id", "corrupt", "every note has an id") { root in
+            add("note-without-id", .corrupt, "every note has an id") { root in
                 for (index, child) in root.children.enumerated() {
                     guard case .element(var note) = child else { continue }
                     note.attributes.removeAll { $0.name == "id" }

@@ -31,14 +31,14 @@ public struct Oracle: Sendable {
     public func judge(_ input: TestInput, execution: Execution, verdict: Verdict?, fetched: [String] = []) -> Finding? {
         let label: Verdict?
         if let intrinsic = Expectation.intrinsic(for: input.bytes) {
-            label = .invalid(reason: intrinsic.reason, message: intrinsic.because)
+            label = .invalid(Violation(intrinsic.reason, intrinsic.because))
         } else if let expectation = input.expectation {
             // The validator's message is more precise; use it when it agrees on the reason,
             // so one bug keeps one signature however the input was made.
-            if case .invalid(let reason, _)? = verdict, reason == expectation.reason {
+            if case .invalid(let violation)? = verdict, violation.reason == expectation.reason {
                 label = verdict
             } else {
-                label = .invalid(reason: expectation.reason, message: expectation.because)
+                label = .invalid(Violation(expectation.reason, expectation.because))
             }
         } else if case .undecided? = verdict {
             label = nil
@@ -76,21 +76,21 @@ public struct Oracle: Sendable {
         case .acceptedInvalid(let message):
             return finding(.silentAcceptance, "value: " + Normalize.message(message), "accepted, but the loaded value is invalid: \(message)")
         case .accepted:
-            guard case .invalid(let reason, let message)? = label else { return nil }
-            let signature = reason.map { "\($0): " } ?? ""
-            return finding(.silentAcceptance, signature + Normalize.message(message), "accepted, but the validator says: \(message)")
+            guard case .invalid(let violation)? = label else { return nil }
+            let signature = violation.reason.map { "\($0): " } ?? ""
+            return finding(
+                .silentAcceptance, signature + Normalize.message(violation.description), "accepted, but the validator says: \(violation)")
         case .rejected(let reason, _, let message):
             switch label {
             case nil, .undecided?, .error?:
                 return nil
             case .valid?:
-                let said = reason ?? "no reason"
+                let said = reason?.rawValue ?? "no reason"
                 return finding(.falseRejection, "rejected valid input as \(said)", "rejected a valid file (\(said))" + (message.map { ": \($0)" } ?? ""))
-            case .invalid(let expected, let validatorMessage)?:
-                guard let expected, let reason, reason != expected else { return nil }
+            case .invalid(let violation)?:
+                guard let expected = violation.reason, let reason, reason != expected else { return nil }
                 return finding(
-                    .wrongReason, "expected \(expected), got \(reason)",
-                    "rejected as \(reason), but it should be \(expected): \(validatorMessage)")
+                    .wrongReason, "expected \(expected), got \(reason)", "rejected as \(reason), but it should be \(expected): \(violation)")
             }
         }
     }

@@ -8,7 +8,7 @@ public enum Outcome: Sendable, Hashable {
     /// The loader accepted the input, but the app's own check of the loaded value (a
     /// `validateUserData`-style function) rejected it with this message.
     case acceptedInvalid(message: String)
-    case rejected(reason: String?, exitCode: Int32, message: String?)
+    case rejected(reason: Reason?, exitCode: Int32, message: String?)
     case crashed(signal: Int32, frames: [String], message: String?)
     case hung(milliseconds: Int)
     case outOfMemory(peakKilobytes: Int64, message: String?)
@@ -33,7 +33,7 @@ public enum Outcome: Sendable, Hashable {
         case .acceptedInvalid(let message):
             return "accepted, but the loaded value is invalid: \(message.prefix(160))"
         case .rejected(let reason, let code, let message):
-            var text = "rejected (reason: \(reason ?? "none given"), exit \(code))"
+            var text = "rejected (reason: \(reason?.rawValue ?? "none given"), exit \(code))"
             if let message, !message.isEmpty { text += ": \(message.prefix(160))" }
             return text
         case .crashed(let signal, let frames, let message):

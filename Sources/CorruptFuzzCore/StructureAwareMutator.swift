@@ -79,11 +79,33 @@ public struct OutsideTraps: Sendable, Hashable {
     }
 }
 
-/// A user-data format the toolkit knows: its reference validator, its usual file extension,
-/// and its structure-aware mutations and generator.
-public protocol FuzzFormat: StructureAwareMutator {
+/// A user-data format: its usual file extension, its strict reference validator and, when it
+/// has them, structure-aware mutations with a generator of valid files.
+///
+/// A format *has* a validator and a mutator; a format of your own is a few lines:
+///
+/// ```swift
+/// struct SettingsFormat: FuzzFormat {
+///     let fileExtension = "settings"
+///     var validator: any Validator {
+///         ClosureValidator(name: "settings") { bytes in
+///             Settings.validate(bytes).map { .invalid(Violation(.corrupt, $0)) } ?? .valid
+///         }
+///     }
+/// }
+/// ```
+///
+/// Without a mutator the campaign mutates the seeds byte-wise only.
+public protocol FuzzFormat: Sendable {
+    /// The usual file extension, without the dot (empty: the one the seeds share).
+    var fileExtension: String { get }
     /// The format's strict reference validator.
     var validator: any Validator { get }
-    /// The usual file extension, without the dot.
-    var fileExtension: String { get }
+    /// The structure-aware mutations, hostile catalogue and generator; nil when the format has
+    /// none (byte-level mutations only).
+    var mutator: (any StructureAwareMutator)? { get }
+}
+
+extension FuzzFormat {
+    public var mutator: (any StructureAwareMutator)? { nil }
 }

@@ -4,23 +4,22 @@
 /// own (a future version must be rejected as `unsupported-version`).
 public struct Expectation: Sendable, Hashable, Codable {
     /// The reason word the loader must give when it rejects the input.
-    public var reason: String
+    public var reason: Reason
     /// Why this is expected, for reports ("the file does not exist").
     public var because: String
 
-    public init(reason: String, because: String) {
+    public init(reason: Reason, because: String) {
         self.reason = reason
         self.because = because
     }
 
-    public static let notFound = Expectation(reason: "not-found", because: "the file does not exist")
-    public static let empty = Expectation(reason: "empty", because: "the file is empty")
+    public static let notFound = Expectation(reason: .notFound, because: Violation.notFound.message)
+    public static let empty = Expectation(reason: .empty, because: Violation.empty.message)
 
     /// What every loader must do with these bytes whatever the format: reject a missing file
-    /// as `not-found` and an empty one as `empty`.
+    /// as `not-found` and an empty one as `empty` (``Violation/intrinsic(for:)``).
     public static func intrinsic(for bytes: [UInt8]?) -> Expectation? {
-        guard let bytes else { return .notFound }
-        return bytes.isEmpty ? .empty : nil
+        Violation.intrinsic(for: bytes).flatMap { violation in violation.reason.map { Expectation(reason: $0, because: violation.message) } }
     }
 }
 

@@ -1,10 +1,66 @@
+/// The word a loader gives for why it refused a file: `not-found`, `empty`, `corrupt`,
+/// `unsupported-version`, or a word of the app's own.
+///
+/// The oracle compares reasons: a file from a newer app version reported as `corrupt` is a
+/// wrong reason (the app would delete it), where `unsupported-version` keeps it.
+public struct Reason: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ word: String) { rawValue = word }
+    public init(stringLiteral word: String) { rawValue = word }
+
+    public var description: String { rawValue }
+
+    /// There is no file.
+    public static let notFound: Reason = "not-found"
+    /// The file has no bytes.
+    public static let empty: Reason = "empty"
+    /// The bytes are not valid user data.
+    public static let corrupt: Reason = "corrupt"
+    /// The file comes from a newer version of the app: keep it, do not repair or delete it.
+    public static let unsupportedVersion: Reason = "unsupported-version"
+}
+
+/// One thing wrong with a file: the reason a loader should give (when known), what is wrong,
+/// and where.
+///
+/// Every validator and format says what is wrong with this one type: the reference validators,
+/// the schema parser (which collects all of them), the XML and property-list readers.
+public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The reason word a loader should give; nil when the validator does not know it.
+    public var reason: Reason?
+    /// `4294967295 exceeds max 100000`.
+    public var message: String
+    /// Where: `habits[2].num_dates`, `/notes/note[2]`, `$objects[3]`; empty for the whole file.
+    public var path: String
+
+    public init(_ reason: Reason?, _ message: String, at path: String = "") {
+        self.reason = reason
+        self.message = message
+        self.path = path
+    }
+
+    /// `habits[2].num_dates: 4294967295 exceeds max 100000`.
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+
+    public static let notFound = Violation(.notFound, "the file does not exist")
+    public static let empty = Violation(.empty, "the file is empty")
+
+    /// What is wrong with these bytes whatever the format: a missing file is `not-found`, an
+    /// empty one `empty`; nil when there are bytes to read.
+    public static func intrinsic(for bytes: [UInt8]?) -> Violation? {
+        guard let bytes else { return .notFound }
+        return bytes.isEmpty ? .empty : nil
+    }
+}
+
 /// A validator's judgement of one input.
 public enum Verdict: Sendable, Hashable {
     /// The input is valid user data; a loader must accept it.
     case valid
-    /// The input is invalid; `reason` is the reason word a loader should give, when known,
-    /// and `message` says exactly what is wrong (`habits[2].dates.count: -1 is negative`).
-    case invalid(reason: String?, message: String)
+    /// The input is invalid: what is wrong, where, and the reason a loader should give.
+    case invalid(Violation)
     /// The validator could not decide (the input is beyond what it can read safely, or a
     /// resource it needs is unusable); the input gets no label.
     case undecided(String)
@@ -25,7 +81,7 @@ extension Verdict: CustomStringConvertible {
     public var description: String {
         switch self {
         case .valid: "valid"
-        case .invalid(let reason, let message): (reason.map { "\($0): " } ?? "") + message
+        case .invalid(let violation): (violation.reason.map { "\($0): " } ?? "") + violation.description
         case .undecided(let why): "undecided (\(why))"
         case .error(_, let detail): "validator error (\(detail))"
         }
@@ -48,9 +104,20 @@ public struct ClosureValidator: Validator {
     public let name: String
     private let body: @Sendable ([UInt8]?) -> Verdict
 
+    /// A validator that sees every input, a missing file (nil) and an empty one included.
     public init(name: String, _ body: @escaping @Sendable ([UInt8]?) -> Verdict) {
         self.name = name
         self.body = body
+    }
+
+    /// A validator of a file's contents: a missing file is `not-found` and an empty one
+    /// `empty` before `body` is asked, so `body` sees at least one byte.
+    public init(name: String, contents body: @escaping @Sendable ([UInt8]) -> Verdict) {
+        self.name = name
+        self.body = { bytes in
+            if let violation = Violation.intrinsic(for: bytes) { return .invalid(violation) }
+            return body(bytes ?? [])
+        }
     }
 
     public func validate(_ bytes: [UInt8]?) -> Verdict { body(bytes) }

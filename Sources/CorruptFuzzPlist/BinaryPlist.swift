@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 /// A binary property list (`bplist00`) as it is laid out: its object table, trailer fields
 /// and the encoding choices of each object, so an unmutated file writes back byte for byte
 /// and a mutation controls every byte it corrupts.
@@ -120,11 +121,4 @@ extension BinaryPlist.Object {
         default: nil
         }
     }
-}
-
-/// Why a property list (binary or XML) is not valid, and where.
-public struct PlistError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }

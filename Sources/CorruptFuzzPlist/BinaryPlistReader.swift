@@ -1,14 +1,15 @@
+import CorruptFuzzCore
 /// Reads a binary property list strictly: every offset, length and reference is checked
 /// before it is used, containers may not contain themselves, and the trailer must agree with
 /// the file. The message of each failure says exactly which rule broke.
 public enum BinaryPlistReader {
     /// Reads `bytes`.
-    /// - Throws: ``PlistError`` with the first broken rule.
-    public static func read(_ bytes: [UInt8]) throws(PlistError) -> BinaryPlist {
-        guard bytes.count >= 8 + 32 else { throw PlistError("file: \(bytes.count) bytes is shorter than a header and a trailer") }
-        guard bytes.starts(with: Array("bplist".utf8)) else { throw PlistError("header: not bplist") }
+    /// - Throws: ``Violation`` with the first broken rule.
+    public static func read(_ bytes: [UInt8]) throws(Violation) -> BinaryPlist {
+        guard bytes.count >= 8 + 32 else { throw Violation(.corrupt, "file: \(bytes.count) bytes is shorter than a header and a trailer") }
+        guard bytes.starts(with: Array("bplist".utf8)) else { throw Violation(.corrupt, "header: not bplist") }
         guard bytes[6] == 0x30, bytes[7] == 0x30 else {
-            throw PlistError("header: version \(String(decoding: bytes[6..<8], as: UTF8.self)) is not 00")
+            throw Violation(.corrupt, "header: version \(String(decoding: bytes[6..<8], as: UTF8.self)) is not 00")
         }
         let t = bytes.count - 32
         let sortVersion = bytes[t + 5]
@@ -17,32 +18,32 @@ public enum BinaryPlistReader {
         let count = readUInt(bytes, t + 8, 8)
         let top = readUInt(bytes, t + 16, 8)
         let tableStart = readUInt(bytes, t + 24, 8)
-        guard (1...8).contains(offsetIntSize) else { throw PlistError("trailer.offsetIntSize: \(offsetIntSize) is not 1...8") }
-        guard (1...8).contains(objectRefSize) else { throw PlistError("trailer.objectRefSize: \(objectRefSize) is not 1...8") }
-        guard count >= 1 else { throw PlistError("trailer.numObjects: 0") }
+        guard (1...8).contains(offsetIntSize) else { throw Violation(.corrupt, "trailer.offsetIntSize: \(offsetIntSize) is not 1...8") }
+        guard (1...8).contains(objectRefSize) else { throw Violation(.corrupt, "trailer.objectRefSize: \(objectRefSize) is not 1...8") }
+        guard count >= 1 else { throw Violation(.corrupt, "trailer.numObjects: 0") }
         guard tableStart >= 8, tableStart < UInt64(t) else {
-            throw PlistError("trailer.offsetTableOffset: \(tableStart) is outside 8..<\(t)")
+            throw Violation(.corrupt, "trailer.offsetTableOffset: \(tableStart) is outside 8..<\(t)")
         }
         let (tableBytes, overflow) = count.multipliedReportingOverflow(by: UInt64(offsetIntSize))
         guard !overflow, tableBytes <= UInt64(t) - tableStart else {
-            throw PlistError("trailer.numObjects: \(count) offsets of \(offsetIntSize) bytes do not fit before the trailer")
+            throw Violation(.corrupt, "trailer.numObjects: \(count) offsets of \(offsetIntSize) bytes do not fit before the trailer")
         }
         // As CoreFoundation requires: the offset table ends where the trailer begins.
         guard tableBytes == UInt64(t) - tableStart else {
-            throw PlistError("trailer: \(UInt64(t) - tableStart - tableBytes) bytes between the offset table and the trailer")
+            throw Violation(.corrupt, "trailer: \(UInt64(t) - tableStart - tableBytes) bytes between the offset table and the trailer")
         }
-        guard top < count else { throw PlistError("trailer.topObject: \(top) is not below numObjects \(count)") }
+        guard top < count else { throw Violation(.corrupt, "trailer.topObject: \(top) is not below numObjects \(count)") }
         let addressable: UInt64 = objectRefSize >= 8 ? .max : UInt64(1) << UInt64(objectRefSize * 8)
         // As CoreFoundation requires: the count itself must fit in a reference.
         if objectRefSize < 8, count >= addressable {
-            throw PlistError("trailer.objectRefSize: \(objectRefSize) bytes cannot address \(count) objects")
+            throw Violation(.corrupt, "trailer.objectRefSize: \(objectRefSize) bytes cannot address \(count) objects")
         }
         let n = Int(count)
         var offsets: [Int] = []
         offsets.reserveCapacity(n)
         for i in 0..<n {
             let offset = readUInt(bytes, Int(tableStart) + i * offsetIntSize, offsetIntSize)
-            guard offset >= 8, offset < tableStart else { throw PlistError("offsets[\(i)]: \(offset) is outside the object area 8..<\(tableStart)") }
+            guard offset >= 8, offset < tableStart else { throw Violation(.corrupt, "offsets[\(i)]: \(offset) is outside the object area 8..<\(tableStart)") }
             offsets.append(Int(offset))
         }
         let reader = ObjectReader(bytes: bytes, end: Int(tableStart), refSize: objectRefSize, count: n)
@@ -57,7 +58,7 @@ public enum BinaryPlistReader {
             for key in keys {
                 switch objects[key] {
                 case .ascii, .utf16: continue
-                default: throw PlistError("objects[\(index)]: key objects[\(key)] is not a string")
+                default: throw Violation(.corrupt, "objects[\(index)]: key objects[\(key)] is not a string")
                 }
             }
         }
@@ -81,7 +82,7 @@ public enum BinaryPlistReader {
 
     /// Containers must not contain themselves (directly or through others): a reader that
     /// follows references would loop forever.
-    static func checkAcyclic(_ objects: [BinaryPlist.Object], top: Int) throws(PlistError) {
+    static func checkAcyclic(_ objects: [BinaryPlist.Object], top: Int) throws(Violation) {
         var state = [UInt8](repeating: 0, count: objects.count)  // 0 new, 1 on the path, 2 done
         var stack: [(Int, Int)] = [(top, 0)]
         state[top] = 1
@@ -90,7 +91,7 @@ public enum BinaryPlistReader {
             if next < refs.count {
                 stack[stack.count - 1].1 += 1
                 let child = refs[next]
-                if state[child] == 1 { throw PlistError("objects[\(index)]: refers back to objects[\(child)], a cycle") }
+                if state[child] == 1 { throw Violation(.corrupt, "objects[\(index)]: refers back to objects[\(child)], a cycle") }
                 if state[child] == 0 {
                     state[child] = 1
                     stack.append((child, 0))
@@ -109,40 +110,40 @@ struct ObjectReader {
     let refSize: Int
     let count: Int
 
-    func need(_ at: Int, _ length: Int, _ what: String) throws(PlistError) {
+    func need(_ at: Int, _ length: Int, _ what: String) throws(Violation) {
         guard length >= 0, at <= end, length <= end - at else {
-            throw PlistError("\(what): needs \(length) bytes at \(at), the object area ends at \(end)")
+            throw Violation(.corrupt, "\(what): needs \(length) bytes at \(at), the object area ends at \(end)")
         }
     }
 
-    func length(_ marker: UInt8, at offset: Int, _ what: String) throws(PlistError) -> (Int, BinaryPlist.LengthEncoding, Int) {
+    func length(_ marker: UInt8, at offset: Int, _ what: String) throws(Violation) -> (Int, BinaryPlist.LengthEncoding, Int) {
         let low = Int(marker & 0x0F)
         if low != 0x0F { return (low, .inline, offset + 1) }
         try need(offset + 1, 1, what)
         let intMarker = bytes[offset + 1]
         guard intMarker & 0xF0 == 0x10, intMarker & 0x0F <= 3 else {
-            throw PlistError("\(what): length marker 0x\(String(intMarker, radix: 16)) is not an integer")
+            throw Violation(.corrupt, "\(what): length marker 0x\(String(intMarker, radix: 16)) is not an integer")
         }
         let widthLog2 = Int(intMarker & 0x0F)
         let width = 1 << widthLog2
         try need(offset + 2, width, what)
         let value = BinaryPlistReader.readUInt(bytes, offset + 2, width)
-        guard value <= UInt64(end) else { throw PlistError("\(what): length \(value) is larger than the file") }
+        guard value <= UInt64(end) else { throw Violation(.corrupt, "\(what): length \(value) is larger than the file") }
         return (Int(value), .extended(widthLog2: widthLog2), offset + 2 + width)
     }
 
-    func refs(_ n: Int, at start: Int, _ what: String) throws(PlistError) -> [Int] {
+    func refs(_ n: Int, at start: Int, _ what: String) throws(Violation) -> [Int] {
         let (total, overflow) = n.multipliedReportingOverflow(by: refSize)
-        guard !overflow else { throw PlistError("\(what): \(n) references overflow") }
+        guard !overflow else { throw Violation(.corrupt, "\(what): \(n) references overflow") }
         try need(start, total, what)
-        return try (0..<n).map { (i: Int) throws(PlistError) -> Int in
+        return try (0..<n).map { (i: Int) throws(Violation) -> Int in
             let ref = BinaryPlistReader.readUInt(bytes, start + i * refSize, refSize)
-            guard ref < UInt64(count) else { throw PlistError("\(what)[\(i)]: reference \(ref) is not below numObjects \(count)") }
+            guard ref < UInt64(count) else { throw Violation(.corrupt, "\(what)[\(i)]: reference \(ref) is not below numObjects \(count)") }
             return Int(ref)
         }
     }
 
-    func object(at offset: Int, index: Int) throws(PlistError) -> BinaryPlist.Object {
+    func object(at offset: Int, index: Int) throws(Violation) -> BinaryPlist.Object {
         let what = "objects[\(index)]"
         try need(offset, 1, what)
         let marker = bytes[offset]
@@ -154,10 +155,10 @@ struct ObjectReader {
             case 0x08: return .bool(false)
             case 0x09: return .bool(true)
             case 0x0F: return .fill
-            default: throw PlistError("\(what): unknown marker 0x\(String(marker, radix: 16))")
+            default: throw Violation(.corrupt, "\(what): unknown marker 0x\(String(marker, radix: 16))")
             }
         case 0x1:
-            guard low <= 4 else { throw PlistError("\(what): integer of 2^\(low) bytes") }
+            guard low <= 4 else { throw Violation(.corrupt, "\(what): integer of 2^\(low) bytes") }
             let width = 1 << low
             try need(offset + 1, width, what)
             if width == 16 {
@@ -169,12 +170,12 @@ struct ObjectReader {
             // 1, 2 and 4-byte integers are unsigned; 8-byte ones signed.
             return .integer(width == 8 ? Int128(Int64(bitPattern: raw)) : Int128(raw), widthLog2: low)
         case 0x2:
-            guard low == 2 || low == 3 else { throw PlistError("\(what): real of 2^\(low) bytes") }
+            guard low == 2 || low == 3 else { throw Violation(.corrupt, "\(what): real of 2^\(low) bytes") }
             try need(offset + 1, 1 << low, what)
             let raw = BinaryPlistReader.readUInt(bytes, offset + 1, 1 << low)
             return .real(low == 2 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw), widthLog2: low)
         case 0x3:
-            guard marker == 0x33 else { throw PlistError("\(what): date marker 0x\(String(marker, radix: 16))") }
+            guard marker == 0x33 else { throw Violation(.corrupt, "\(what): date marker 0x\(String(marker, radix: 16))") }
             try need(offset + 1, 8, what)
             return .date(Double(bitPattern: BinaryPlistReader.readUInt(bytes, offset + 1, 8)))
         case 0x4, 0x5:
@@ -183,7 +184,7 @@ struct ObjectReader {
             let body = Array(bytes[start..<(start + n)])
             if marker >> 4 == 0x4 { return .data(body, length: encoding) }
             if let bad = body.firstIndex(where: { $0 >= 0x80 }) {
-                throw PlistError("\(what): ASCII string has byte 0x\(String(body[bad], radix: 16)) at \(bad)")
+                throw Violation(.corrupt, "\(what): ASCII string has byte 0x\(String(body[bad], radix: 16)) at \(bad)")
             }
             return .ascii(body, length: encoding)
         case 0x6:
@@ -191,7 +192,7 @@ struct ObjectReader {
             try need(start, n * 2, what)
             let units = (0..<n).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
             if String(decoding: units, as: UTF16.self).utf16.elementsEqual(units) == false {
-                throw PlistError("\(what): UTF-16 string has an unpaired surrogate")
+                throw Violation(.corrupt, "\(what): UTF-16 string has an unpaired surrogate")
             }
             return .utf16(units, length: encoding)
         case 0x8:
@@ -208,7 +209,7 @@ struct ObjectReader {
             let values = try refs(n, at: start + n * refSize, "\(what).values")
             return .dictionary(keys: keys, values: values, length: encoding)
         default:
-            throw PlistError("\(what): unknown marker 0x\(String(marker, radix: 16))")
+            throw Violation(.corrupt, "\(what): unknown marker 0x\(String(marker, radix: 16))")
         }
     }
 }

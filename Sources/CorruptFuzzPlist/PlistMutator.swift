@@ -8,17 +8,24 @@ import CorruptFuzzCore
 /// XML property lists get the graph corruptions, written back as XML (those the XML form cannot
 /// hold, such as a container that contains itself, are left out), and the same graph in the
 /// binary encoding; byte-level and lexical corruption of the XML text is the engine's.
-public struct PlistMutator: Sendable {
+public struct PlistMutator: StructureAwareMutator {
     /// The largest XML file a mutation writes: shared objects are written once per reference.
     static let maxXMLBytes = 16 << 20
     /// Deep nesting in XML: each level is indented one more tab, so the file grows with the
     /// square of the depth.
     static let xmlNestingDepth = 1_000
 
-    public init() {}
+    /// What the generator makes: a property list, or a keyed archive.
+    public let kind: PlistFormat.Kind
 
-    /// Every systematic corruption of one valid file.
-    public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] {
+    public init(_ kind: PlistFormat.Kind = .propertyList) { self.kind = kind }
+
+    /// Every systematic corruption of one valid file, up to the context's size cap.
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        fullCatalogue(of: bytes).filter { context.allows($0.bytes.count) }
+    }
+
+    private func fullCatalogue(of bytes: [UInt8]) -> [StructuredMutation] {
         if PropertyListFile.encoding(of: bytes) == .xml {
             guard let plist = try? XMLPlistReader.read(bytes) else { return [] }
             var rng = FuzzRNG(seed: 1)
@@ -32,6 +39,26 @@ public struct PlistMutator: Sendable {
         guard let plist = try? BinaryPlistReader.read(bytes) else { return [] }
         return layoutMutations(bytes, plist) + graphMutations(plist)
             + Self.nestingLadder.map { apply(Self.nesting(depth: $0, name: "nesting-\($0)"), to: plist) }
+    }
+
+    /// A property list of one string; for a keyed archive, a minimal valid archive of a root
+    /// string.
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        guard kind == .keyedArchive else {
+            return BinaryPlistWriter.write(BinaryPlist(objects: [.ascii(Array("seed".utf8), length: .inline)], topObject: 0))
+        }
+        let text = Array("hello \(rng.below(1000))".utf8)
+        return BinaryPlistWriter.write(
+            BinaryPlist(
+                objects: [
+                    .dictionary(keys: [1, 2, 3, 4], values: [5, 6, 7, 8], length: .inline),
+                    .ascii(Array("$archiver".utf8), length: .inline), .ascii(Array("$version".utf8), length: .inline),
+                    .ascii(Array("$top".utf8), length: .inline), .ascii(Array("$objects".utf8), length: .inline),
+                    .ascii(Array("NSKeyedArchiver".utf8), length: .natural(15)), .integer(100_000, widthLog2: 2),
+                    .dictionary(keys: [9], values: [10], length: .inline), .array([11, 12], length: .inline),
+                    .ascii(Array("root".utf8), length: .inline), .uid(1, width: 1), .ascii(Array("$null".utf8), length: .inline),
+                    .ascii(text, length: .natural(text.count)),
+                ], topObject: 0))
     }
 
     /// One random corruption of `bytes`, or nil when they are not a property list.

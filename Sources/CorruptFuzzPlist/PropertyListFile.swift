@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 /// How a property list file is encoded.
 public enum PlistEncoding: String, Sendable, Hashable, CaseIterable {
     /// `bplist00`.
@@ -20,23 +21,23 @@ public enum PropertyListFile {
     }
 
     /// Reads a binary or XML property list strictly.
-    /// - Throws: ``PlistError`` from ``BinaryPlistReader`` or ``XMLPlistReader``, or saying the
+    /// - Throws: ``Violation`` from ``BinaryPlistReader`` or ``XMLPlistReader``, or saying the
     ///   file is neither.
-    public static func read(_ bytes: [UInt8]) throws(PlistError) -> (plist: BinaryPlist, encoding: PlistEncoding) {
+    public static func read(_ bytes: [UInt8]) throws(Violation) -> (plist: BinaryPlist, encoding: PlistEncoding) {
         switch encoding(of: bytes) {
         case .binary: return (try BinaryPlistReader.read(bytes), .binary)
         case .xml: return (try XMLPlistReader.read(bytes), .xml)
         case nil:
-            if bytes.isEmpty { throw PlistError("file: empty") }
-            throw PlistError("header: neither a binary property list (bplist) nor an XML one (<)")
+            if bytes.isEmpty { throw Violation(.corrupt, "file: empty") }
+            throw Violation(.corrupt, "header: neither a binary property list (bplist) nor an XML one (<)")
         }
     }
 
     /// Writes `plist` in `encoding`. Binary keeps the graph's layout (so an unmutated binary file
     /// writes back byte for byte); XML is Foundation's style (see ``XMLPlistWriter``).
-    /// - Throws: ``PlistError`` when the graph has no XML form (a cycle, a set, a null, a
+    /// - Throws: ``Violation`` when the graph has no XML form (a cycle, a set, a null, a
     ///   non-string key) or its XML would be larger than `maxXMLBytes`.
-    public static func write(_ plist: BinaryPlist, encoding: PlistEncoding, maxXMLBytes: Int = 256 << 20) throws(PlistError) -> [UInt8] {
+    public static func write(_ plist: BinaryPlist, encoding: PlistEncoding, maxXMLBytes: Int = 256 << 20) throws(Violation) -> [UInt8] {
         switch encoding {
         case .binary: BinaryPlistWriter.write(plist)
         case .xml: try XMLPlistWriter.write(plist, maxBytes: maxXMLBytes)

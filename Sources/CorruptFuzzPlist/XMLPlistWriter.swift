@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -33,8 +34,8 @@ public enum XMLPlistWriter {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n"
 
     /// Writes `plist` from its top object.
-    /// - Throws: ``PlistError`` when the graph has no XML form or its XML is larger than `maxBytes`.
-    public static func write(_ plist: BinaryPlist, maxBytes: Int = 256 << 20) throws(PlistError) -> [UInt8] {
+    /// - Throws: ``Violation`` when the graph has no XML form or its XML is larger than `maxBytes`.
+    public static func write(_ plist: BinaryPlist, maxBytes: Int = 256 << 20) throws(Violation) -> [UInt8] {
         var writer = Writer(objects: plist.objects, maxBytes: maxBytes)
         return try writer.write(top: plist.topObject)
     }
@@ -57,7 +58,7 @@ public enum XMLPlistWriter {
             case close(Int, tag: StaticString, depth: Int)
         }
 
-        mutating func write(top: Int) throws(PlistError) -> [UInt8] {
+        mutating func write(top: Int) throws(Violation) -> [UInt8] {
             var stack: [Work] = [.value(top, depth: 0)]
             while let work = stack.popLast() {
                 switch work {
@@ -68,27 +69,30 @@ public enum XMLPlistWriter {
                     append(tag)
                     append(">\n")
                 case .key(let ref, let depth):
-                    guard objects.indices.contains(ref) else { throw PlistError("xml writer: key reference \(ref) is not below \(objects.count) objects") }
+                    guard objects.indices.contains(ref) else {
+                        throw Violation(.corrupt, "xml writer: key reference \(ref) is not below \(objects.count) objects")
+                    }
                     guard let text = Self.stringBytes(objects[ref]) else {
-                        throw PlistError("xml writer: objects[\(ref)] is a dictionary key but not a string")
+                        throw Violation(.corrupt, "xml writer: objects[\(ref)] is a dictionary key but not a string")
                     }
                     indent(depth)
                     append("<key>")
                     appendEscaped(text)
                     append("</key>\n")
                 case .value(let ref, let depth):
-                    guard objects.indices.contains(ref) else { throw PlistError("xml writer: reference \(ref) is not below \(objects.count) objects") }
+                    guard objects.indices.contains(ref) else { throw Violation(.corrupt, "xml writer: reference \(ref) is not below \(objects.count) objects") }
                     try value(ref, depth: depth, stack: &stack)
                 }
                 if out.count > maxBytes {
-                    throw PlistError("xml writer: the XML form is larger than \(maxBytes) bytes (each reference to a shared object is written out in full)")
+                    throw Violation(
+                        .corrupt, "xml writer: the XML form is larger than \(maxBytes) bytes (each reference to a shared object is written out in full)")
                 }
             }
             append("</plist>\n")
             return out
         }
 
-        mutating func value(_ ref: Int, depth: Int, stack: inout [Work]) throws(PlistError) {
+        mutating func value(_ ref: Int, depth: Int, stack: inout [Work]) throws(Violation) {
             let object = objects[ref]
             indent(depth)
             switch object {
@@ -97,7 +101,7 @@ public enum XMLPlistWriter {
                     append("<array/>\n")
                     return
                 }
-                guard !onPath[ref] else { throw PlistError("xml writer: objects[\(ref)] contains itself, a cycle XML cannot express") }
+                guard !onPath[ref] else { throw Violation(.corrupt, "xml writer: objects[\(ref)] contains itself, a cycle XML cannot express") }
                 onPath[ref] = true
                 append("<array>\n")
                 stack.append(.close(ref, tag: "array", depth: depth))
@@ -107,8 +111,10 @@ public enum XMLPlistWriter {
                     append("<dict/>\n")
                     return
                 }
-                guard keys.count == values.count else { throw PlistError("xml writer: objects[\(ref)] has \(keys.count) keys and \(values.count) values") }
-                guard !onPath[ref] else { throw PlistError("xml writer: objects[\(ref)] contains itself, a cycle XML cannot express") }
+                guard keys.count == values.count else {
+                    throw Violation(.corrupt, "xml writer: objects[\(ref)] has \(keys.count) keys and \(values.count) values")
+                }
+                guard !onPath[ref] else { throw Violation(.corrupt, "xml writer: objects[\(ref)] contains itself, a cycle XML cannot express") }
                 onPath[ref] = true
                 append("<dict>\n")
                 stack.append(.close(ref, tag: "dict", depth: depth))
@@ -137,7 +143,7 @@ public enum XMLPlistWriter {
                 append(flag ? "<true/>\n" : "<false/>\n")
             case .date(let t):
                 guard let text = Self.dateText(t) else {
-                    throw PlistError("xml writer: objects[\(ref)]: date \(t) is outside the years XML dates are written for")
+                    throw Violation(.corrupt, "xml writer: objects[\(ref)]: date \(t) is outside the years XML dates are written for")
                 }
                 append("<date>\(text)</date>\n")
             case .data(let bytes, _):
@@ -146,11 +152,11 @@ public enum XMLPlistWriter {
                 indent(depth)
                 append("</data>\n")
             case .set:
-                throw PlistError("xml writer: objects[\(ref)] is a set, which XML property lists cannot hold")
+                throw Violation(.corrupt, "xml writer: objects[\(ref)] is a set, which XML property lists cannot hold")
             case .null:
-                throw PlistError("xml writer: objects[\(ref)] is a null object, which XML property lists cannot hold")
+                throw Violation(.corrupt, "xml writer: objects[\(ref)] is a null object, which XML property lists cannot hold")
             case .fill:
-                throw PlistError("xml writer: objects[\(ref)] is a fill object, which XML property lists cannot hold")
+                throw Violation(.corrupt, "xml writer: objects[\(ref)] is a fill object, which XML property lists cannot hold")
             }
         }
 

@@ -139,8 +139,8 @@ public struct JUnitXMLReporter: Sendable {
             "\(finding.kind.rawValue): \(finding.signature)",
             "what happened: \(finding.detail)",
         ]
-        if case .invalid(let reason, let message)? = finding.verdict {
-            lines.append("validator: \(reason.map { "\($0): " } ?? "")\(message)")
+        if case .invalid? = finding.verdict, let verdict = finding.verdict {
+            lines.append("validator: \(verdict)")
         }
         if let expectation = finding.input.expectation {
             lines.append("expected: rejected as \(expectation.reason) (\(expectation.because))")

@@ -109,7 +109,7 @@ public final class Campaign: @unchecked Sendable {
     private let trapsHost: OutsideTrapsHost?
     private let seeds: [Seed]
     private let takesPath: Bool
-    private let structure: (any StructureAwareMutator)?
+    private let mutator: (any StructureAwareMutator)?
 
     /// Creates a campaign.
     /// - Parameters:
@@ -120,14 +120,14 @@ public final class Campaign: @unchecked Sendable {
     ///   - validator: Labels inputs valid or invalid, if given.
     ///   - seeds: The corpus; at least one seed.
     ///   - configuration: Limits, seed and mutators.
-    ///   - structure: The format's structure-aware mutations, if any.
+    ///   - mutator: The format's structure-aware mutations, catalogue and generator, if any.
     ///   - reference: The format's own validator when `validator` is the app's: it labels
     ///     nothing, and its verdict is written beside each finding (a silent acceptance of a
     ///     structurally valid file breaks an app rule only the app's validator knows).
     public init(
         executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
         validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration,
-        structure: (any StructureAwareMutator)? = nil, regressions: [TestInput] = [], reference: (any Validator)? = nil
+        mutator: (any StructureAwareMutator)? = nil, regressions: [TestInput] = [], reference: (any Validator)? = nil
     ) {
         self.executor = executor
         self.validator = validator
@@ -137,12 +137,12 @@ public final class Campaign: @unchecked Sendable {
         self.targetCommand = targetCommand
         self.seeds = seeds
         self.takesPath = takesPath
-        self.structure = structure
+        self.mutator = mutator
         // Without the traps the xxe check is skipped, and the report says why.
-        trapsHost = structure?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
+        trapsHost = mutator?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
         oracle = Oracle(traps: trapsHost?.traps)
         schedule = InputSchedule(
-            seeds: seeds, configuration: configuration, includeMissingFile: takesPath, structure: structure,
+            seeds: seeds, configuration: configuration, includeMissingFile: takesPath, mutator: mutator,
             regressions: regressions, traps: trapsHost?.traps)
     }
 
@@ -221,7 +221,7 @@ public final class Campaign: @unchecked Sendable {
             for (input, outcome) in zip(batch, judged) {
                 result.executions += 1
                 result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: trapsHost != nil)
-                if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.isEmpty {
+                if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
                     result.targetGivesReasons = true
                 }
                 if case .undecided(let why)? = outcome.verdict {
@@ -333,10 +333,10 @@ public final class Campaign: @unchecked Sendable {
     private static func behaviour(of judged: Judged) -> String {
         var key = judged.execution.outcome.word
         if case .rejected(let reason, let code, let message) = judged.execution.outcome {
-            key += "|\(reason ?? "-")|\(code)|\(Normalize.message(message ?? ""))"
+            key += "|\(reason?.rawValue ?? "-")|\(code)|\(Normalize.message(message ?? ""))"
         }
-        if case .invalid(let reason, let message)? = judged.verdict {
-            key += "|\(reason ?? "-")|\(Normalize.message(message))"
+        if case .invalid(let violation)? = judged.verdict {
+            key += "|\(violation.reason?.rawValue ?? "-")|\(Normalize.message(violation.description))"
         }
         return key
     }
@@ -358,7 +358,7 @@ public final class Campaign: @unchecked Sendable {
                     guard let bytes = original.bytes, !bytes.isEmpty, ContinuousClock.now < overall else { continue }
                     let deadline = min(overall, ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
                     var lastExecution: Execution?
-                    let outcome = minimizer.minimize(bytes, structure: structure.map { s in { s.shrinkCandidates(of: $0) } }) { candidate in
+                    let outcome = minimizer.minimize(bytes, structure: mutator.map { s in { s.shrinkCandidates(of: $0) } }) { candidate in
                         if shouldStop() || ContinuousClock.now > deadline { return nil }
                         var input = original
                         input.bytes = candidate

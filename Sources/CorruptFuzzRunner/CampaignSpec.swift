@@ -27,12 +27,13 @@ public struct CampaignSpec: Sendable {
     public var target: Target
     /// The target's name in reports (default: the command's name).
     public var name: String?
-    /// The format: structure-aware mutations, hostile catalogue and generator, if any.
-    public var format: (any StructureAwareMutator)?
-    /// What labels inputs: the app's validator, or the format's.
+    /// The format: its reference validator, and its mutator (structure-aware mutations,
+    /// hostile catalogue and generator) if it has one.
+    public var format: (any FuzzFormat)?
+    /// The app's own validator (a `validateUserData`-style check or command). When given, it
+    /// labels the inputs and the format's verdict is reported beside each finding; when nil,
+    /// the format's validator labels them.
     public var validator: (any Validator)?
-    /// The format's own validator when `validator` is the app's: reported beside findings.
-    public var reference: (any Validator)?
     public var seeds: Seeds
     /// The input files' extension (nil: the format's, else the one most seeds share).
     public var fileExtension: String?
@@ -41,15 +42,14 @@ public struct CampaignSpec: Sendable {
     public var regressions: [TestInput]
 
     public init(
-        target: Target, name: String? = nil, format: (any StructureAwareMutator)? = nil, validator: (any Validator)? = nil,
-        reference: (any Validator)? = nil, seeds: Seeds, fileExtension: String? = nil,
+        target: Target, name: String? = nil, format: (any FuzzFormat)? = nil, validator: (any Validator)? = nil,
+        seeds: Seeds, fileExtension: String? = nil,
         configuration: FuzzConfiguration = FuzzConfiguration(), regressions: [TestInput] = []
     ) {
         self.target = target
         self.name = name
         self.format = format
         self.validator = validator
-        self.reference = reference
         self.seeds = seeds
         self.fileExtension = fileExtension
         self.configuration = configuration
@@ -84,16 +84,18 @@ public struct CampaignSpec: Sendable {
         case .generated:
             seedFiles = []
         }
+        let mutator = format?.mutator
         if seedFiles.isEmpty {
-            guard let format else {
+            guard let mutator else {
                 throw CorruptFuzzError(.unusableCorpus, "no seeds: give a corpus, or a format or schema that generates them")
             }
             var count = Self.generatedSeedCount
             if case .generated(let n) = seeds { count = max(1, n) }
             var rng = FuzzRNG(seed: configuration.seed)
-            seedFiles = (0..<count).map { Seed(name: "generated-\($0)", bytes: format.generate(using: &rng)) }
+            seedFiles = (0..<count).map { Seed(name: "generated-\($0)", bytes: mutator.generate(using: &rng)) }
         }
-        let fileExtension = self.fileExtension ?? Self.commonExtension(seedFiles)
+        let formatExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 }
+        let fileExtension = self.fileExtension ?? formatExtension ?? Self.commonExtension(seedFiles)
         let executor: any Executor
         let command: String
         let takesPath: Bool
@@ -113,8 +115,8 @@ public struct CampaignSpec: Sendable {
         }
         let campaign = Campaign(
             executor: executor, targetName: name ?? defaultName, targetCommand: command, takesPath: takesPath,
-            validator: validator, seeds: seedFiles, configuration: configuration, structure: format,
-            regressions: regressions, reference: reference)
+            validator: validator ?? format?.validator, seeds: seedFiles, configuration: configuration, mutator: mutator,
+            regressions: regressions, reference: validator == nil ? nil : format?.validator)
         return Assembled(campaign: campaign, fileExtension: fileExtension, warnings: warnings)
     }
 

@@ -32,7 +32,7 @@ public final class ExternalValidator: Validator, @unchecked Sendable {
         case .accepted, .acceptedInvalid:
             return .valid
         case .rejected(let reason, let code, let message):
-            return .invalid(reason: reason, message: message ?? "rejected by the validator (exit \(code))")
+            return .invalid(Violation(reason, message ?? "rejected by the validator (exit \(code))"))
         case .crashed(let signal, let frames, let message):
             return .error(signature: "crash: " + CrashSignature.make(signal: signal, frames: frames, message: message), detail: execution.outcome.summary)
         case .hung:

@@ -27,7 +27,7 @@ public struct InputSchedule: Sendable {
     private var stageIndex = 0
     private var turn = 0
     private let configuration: FuzzConfiguration
-    private let structure: (any StructureAwareMutator)?
+    private let mutator: (any StructureAwareMutator)?
     /// The pool holds the seeds and up to 512 inputs that showed new behaviour.
     private var maxPool: Int { seeds.count + 512 }
 
@@ -43,17 +43,17 @@ public struct InputSchedule: Sendable {
     ///   - seeds: The corpus; an empty corpus runs as one empty seed.
     ///   - configuration: Seed, limits and mutators.
     ///   - includeMissingFile: Whether to try a missing file (only when the target takes a path).
-    ///   - structure: The format's structure-aware mutations, if it has them.
+    ///   - mutator: The format's mutator-aware mutations, if it has them.
     ///   - regressions: Inputs that failed before, run first (a regression store).
     ///   - traps: The campaign's canary and listener, for catalogues that use them.
     public init(
-        seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, structure: (any StructureAwareMutator)? = nil,
+        seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, mutator: (any StructureAwareMutator)? = nil,
         regressions: [TestInput] = [], traps: OutsideTraps? = nil
     ) {
         let seeds = seeds.isEmpty ? [Seed(name: "(empty)", bytes: [])] : seeds
         self.seeds = seeds
         self.configuration = configuration
-        self.structure = structure
+        self.mutator = mutator
         rng = FuzzRNG(seed: configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
         var front: [TestInput] = regressions
@@ -74,13 +74,13 @@ public struct InputSchedule: Sendable {
         // The format's catalogue reaches what byte-level changes cannot: lying lengths and
         // counts, future versions, wrong checksums, hostile documents. It goes first: it is
         // the cheapest way to the deep bugs.
-        if let structure {
+        if let mutator {
             // Seeds often share catalogue entries (the hostile XML documents depend only on the
             // root element): each distinct input runs, and is held, once.
             var seen: Set<[UInt8]> = []
             for seed in seeds {
                 let context = CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength)
-                let catalogue = structure.catalogue(of: seed.bytes, context: context)
+                let catalogue = mutator.catalogue(of: seed.bytes, context: context)
                 for mutation in catalogue
                 where mutation.bytes.count <= configuration.maxCatalogueInputLength
                     && seen.insert(mutation.bytes).inserted
@@ -152,9 +152,9 @@ public struct InputSchedule: Sendable {
     }
 
     private mutating func havoc() -> TestInput {
-        if let structure, rng.oneIn(2) {
+        if let mutator, rng.oneIn(2) {
             let parent = pool[rng.below(pool.count)]
-            if let bytes = parent.bytes, let mutation = structure.mutate(bytes, using: &rng),
+            if let bytes = parent.bytes, let mutation = mutator.mutate(bytes, using: &rng),
                 mutation.bytes.count <= 4 * configuration.maxInputLength
             {
                 var mutations = parent.mutations + [mutation.name]

@@ -208,12 +208,12 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
 public enum ReasonLine {
     /// Returns the reason word of the first `reason:` line, if any, and the first non-empty line
     /// after it (or the first non-empty line, without a reason line).
-    public static func parse(_ stderr: String) -> (reason: String?, message: String?) {
+    public static func parse(_ stderr: String) -> (reason: Reason?, message: String?) {
         var lines = stderr.split(whereSeparator: \.isNewline)[...]
-        var reason: String?
+        var reason: Reason?
         if let index = lines.firstIndex(where: { $0.hasPrefix("reason:") }) {
             let word = lines[index].dropFirst("reason:".count).trimmingCharacters(in: .whitespaces)
-            reason = word.isEmpty ? nil : String(word.prefix(64))
+            reason = word.isEmpty ? nil : Reason(String(word.prefix(64)))
             lines = lines[(index + 1)...]
         }
         let message = lines.first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }

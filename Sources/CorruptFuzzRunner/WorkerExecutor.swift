@@ -128,7 +128,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         if line.hasPrefix("A") { return .accepted(digest: String(line.dropFirst(2))) }
         if line.hasPrefix("V") { return .acceptedInvalid(message: String(line.dropFirst(2))) }
         let parts = line.dropFirst(2).split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-        let reason = parts.first.map(String.init).flatMap { $0 == "-" || $0.isEmpty ? nil : $0 }
+        let reason = parts.first.map(String.init).flatMap { $0 == "-" || $0.isEmpty ? nil : Reason($0) }
         return .rejected(reason: reason, exitCode: 1, message: parts.count > 1 ? String(parts[1]) : nil)
     }
 

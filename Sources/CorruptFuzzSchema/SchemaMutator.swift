@@ -6,8 +6,9 @@ import CorruptFuzzCore
 /// and checksums, so the corruption gets past the loader's first checks to its deep code.
 /// Lying mutations write a count, length, checksum or version that is wrong on purpose, to test
 /// the check itself; where the right verdict is certain they carry an ``Expectation`` (a future
-/// version must be rejected as `unsupported-version`, a wrong checksum as `corrupt`).
-public struct SchemaMutator: Sendable {
+/// version must be rejected as `unsupported-version`, a wrong checksum as `corrupt`). New files
+/// come from the schema's ``SchemaGenerator``.
+public struct SchemaMutator: StructureAwareMutator {
     public let schema: BinarySchema
     private let parser: SchemaParser
     private let encoder: SchemaEncoder
@@ -43,13 +44,13 @@ public struct SchemaMutator: Sendable {
     /// Every systematic corruption of one file: each count and length set to 0, -1, max, ±1 and
     /// past the end; each checksum made wrong; the version made future, 0, negative and
     /// missing; each field boundary a truncation; each string given invalid UTF-8.
-    public func catalogue(of bytes: [UInt8]) -> [Mutation] {
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [Mutation] {
         guard let value = parser.parse(bytes).value else { return [] }
         let encoded = encoder.encode(value)
         var out: [Mutation] = []
         var seen: Set<[UInt8]> = [encoded.bytes]
         func add(_ m: Mutation?) {
-            if let m, seen.insert(m.bytes).inserted { out.append(m) }
+            if let m, context.allows(m.bytes.count), seen.insert(m.bytes).inserted { out.append(m) }
         }
         for span in encoded.spans {
             if span.isVersion { lyingVersions(span, encoded).forEach(add) }
@@ -67,6 +68,9 @@ public struct SchemaMutator: Sendable {
         }
         return out
     }
+
+    /// A new valid file, drawn from the schema.
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] { generator.generateFile(using: &rng) }
 
     // MARK: - Shrinking
 
@@ -240,7 +244,7 @@ public struct SchemaMutator: Sendable {
         guard let width = span.integerWidth, let rule = versionRule(at: span) else { return [] }
         let (_, hi) = bounds(width: width, signed: span.signed)
         var out: [Mutation] = []
-        let future = Expectation(reason: "unsupported-version", because: "the version is newer than the app's \(rule.current)")
+        let future = Expectation(reason: .unsupportedVersion, because: "the version is newer than the app's \(rule.current)")
         for (label, value, expectation) in [
             ("future", rule.current + 1, future as Expectation?), ("future-max", hi, future), ("0", 0, nil),
             ("negative", span.signed ? -1 : hi, span.signed ? nil : future),
@@ -255,7 +259,7 @@ public struct SchemaMutator: Sendable {
         guard let width = span.integerWidth else { return nil }
         var bytes = encoded.bytes
         bytes[span.start + width - 1] ^= 0x01
-        return Mutation(bytes: bytes, name: "wrong-checksum \(span.path)", expectation: Expectation(reason: "corrupt", because: "the checksum is wrong"))
+        return Mutation(bytes: bytes, name: "wrong-checksum \(span.path)", expectation: Expectation(reason: .corrupt, because: "the checksum is wrong"))
     }
 
     private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {

@@ -1,20 +1,4 @@
-/// One thing wrong with a file, with where it is and the reason a loader should give.
-public struct SchemaViolation: Error, Sendable, Hashable, CustomStringConvertible {
-    /// `habits[2].num_dates`.
-    public var path: String
-    /// `4294967295 exceeds max 100000`.
-    public var message: String
-    /// `corrupt`, `unsupported-version` or `empty`.
-    public var reason: String
-
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
-
-    public init(path: String, message: String, reason: String) {
-        self.path = path
-        self.message = message
-        self.reason = reason
-    }
-}
+import CorruptFuzzCore
 
 /// Reads bytes into a ``SchemaValue`` and checks every rule of the schema: the reference
 /// validator.
@@ -32,13 +16,13 @@ public struct SchemaParser: Sendable {
         /// The value read, when the structure could be read to the end.
         public var value: SchemaValue?
         /// Every rule broken, in file order; empty for a valid file.
-        public var violations: [SchemaViolation]
+        public var violations: [Violation]
     }
 
     /// Parses and validates `bytes`.
     public func parse(_ bytes: [UInt8]) -> Result {
         guard !bytes.isEmpty else {
-            return Result(value: nil, violations: [SchemaViolation(path: "", message: "the file is empty", reason: "empty")])
+            return Result(value: nil, violations: [.empty])
         }
         var state = ParseState(bytes: bytes, schema: schema)
         var stream = Stream(start: 0, end: bytes.count, pos: 0)
@@ -46,8 +30,7 @@ public struct SchemaParser: Sendable {
             let record = try state.readRecord(schema.root, typeName: schema.id, stream: &stream, path: "", parents: [])
             if stream.pos < stream.end, !schema.allowsTrailingBytes {
                 state.violations.append(
-                    SchemaViolation(
-                        path: "", message: "\(stream.end - stream.pos) trailing bytes after the last field", reason: "corrupt"))
+                    Violation(.corrupt, "\(stream.end - stream.pos) trailing bytes after the last field"))
             }
             return Result(value: .record(record), violations: state.violations)
         } catch {
@@ -56,84 +39,26 @@ public struct SchemaParser: Sendable {
     }
 
     /// The first violation in `bytes`, or nil when they are valid.
-    public func firstViolation(_ bytes: [UInt8]) -> SchemaViolation? { parse(bytes).violations.first }
-}
-
-struct Stream {
-    var start: Int
-    var end: Int
-    var pos: Int
-    var remaining: Int { end - pos }
-}
-
-/// Names and values in scope while evaluating expressions.
-struct Scope {
-    var definition: TypeDefinition
-    var values: [SchemaValue?]
-    var streamSize: Int
-    var streamPos: Int
-
-    func value(named name: String) -> SchemaValue? {
-        guard let index = definition.seq.firstIndex(where: { $0.id == name }), index < values.count else { return nil }
-        return values[index]
-    }
-}
-
-/// Resolves a reference path against a stack of scopes (innermost last).
-func resolve(_ path: [String], scopes: [Scope], current: SchemaValue?) -> Int128? {
-    guard var scopeIndex = scopes.indices.last else { return nil }
-    var rest = path[...]
-    while let head = rest.first {
-        switch head {
-        case "_":
-            guard rest.count == 1 || rest.dropFirst().first == "size" else { return nil }
-            if rest.count == 2, case .bytes(let b)? = current { return Int128(b.count) }
-            return current?.integer
-        case "_parent": scopeIndex -= 1
-        case "_root": scopeIndex = 0
-        case "_io":
-            guard scopeIndex >= 0, let what = rest.dropFirst().first else { return nil }
-            let scope = scopes[scopeIndex]
-            switch what {
-            case "size": return Int128(scope.streamSize)
-            case "pos": return Int128(scope.streamPos)
-            case "eof": return scope.streamPos >= scope.streamSize ? 1 : 0
-            default: return nil
-            }
-        default:
-            guard scopeIndex >= 0, let value = scopes[scopeIndex].value(named: head) else { return nil }
-            if rest.count == 2, rest.last == "size" {
-                switch value {
-                case .array(let a): return Int128(a.count)
-                case .bytes(let b): return Int128(b.count)
-                default: return nil
-                }
-            }
-            return rest.count == 1 ? value.integer : nil
-        }
-        if scopeIndex < 0 { return nil }
-        rest = rest.dropFirst()
-    }
-    return nil
+    public func firstViolation(_ bytes: [UInt8]) -> Violation? { parse(bytes).violations.first }
 }
 
 private struct ParseState {
     let bytes: [UInt8]
     let schema: BinarySchema
-    var violations: [SchemaViolation] = []
+    var violations: [Violation] = []
 
     init(bytes: [UInt8], schema: BinarySchema) {
         self.bytes = bytes
         self.schema = schema
     }
 
-    func fail(_ path: String, _ message: String, reason: String = "corrupt") -> SchemaViolation {
-        SchemaViolation(path: path, message: message, reason: reason)
+    func fail(_ path: String, _ message: String, reason: Reason = .corrupt) -> Violation {
+        Violation(reason, message, at: path)
     }
 
     mutating func readRecord(
         _ definition: TypeDefinition, typeName: String, stream: inout Stream, path: String, parents: [Scope]
-    ) throws(SchemaViolation) -> SchemaValue.Record {
+    ) throws(Violation) -> SchemaValue.Record {
         var scope = Scope(definition: definition, values: [], streamSize: stream.end - stream.start, streamPos: 0)
         var fieldStarts: [Int] = []
         for field in definition.seq {
@@ -225,8 +150,8 @@ private struct ParseState {
 
     mutating func readElement(
         _ field: Field, stream: inout Stream, path: String, scopes: [Scope], previous: SchemaValue?
-    ) throws(SchemaViolation) -> SchemaValue {
-        func size() throws(SchemaViolation) -> Int {
+    ) throws(Violation) -> SchemaValue {
+        func size() throws(Violation) -> Int {
             if field.sizeEOS { return stream.remaining }
             guard let expression = field.size else { throw fail(path, "needs a size") }
             guard let size = expression.evaluate({ resolve($0, scopes: scopes, current: nil) }) else {
@@ -236,7 +161,7 @@ private struct ParseState {
             guard size <= Int128(stream.remaining) else { throw fail(path, "needs \(size) bytes, \(stream.remaining) left") }
             return Int(size)
         }
-        func take(_ count: Int) throws(SchemaViolation) -> ArraySlice<UInt8> {
+        func take(_ count: Int) throws(Violation) -> ArraySlice<UInt8> {
             guard count <= stream.remaining else { throw fail(path, "needs \(count) bytes, \(stream.remaining) left") }
             defer { stream.pos += count }
             return bytes[stream.pos..<(stream.pos + count)]
@@ -286,7 +211,7 @@ private struct ParseState {
 
     mutating func readUser(
         _ name: String, stream: inout Stream, path: String, scopes: [Scope], length: Int?
-    ) throws(SchemaViolation) -> SchemaValue {
+    ) throws(Violation) -> SchemaValue {
         guard let definition = schema.types[name] else { throw fail(path, "unknown type \(name)") }
         if let length {
             var sub = Stream(start: stream.pos, end: stream.pos + length, pos: stream.pos)
@@ -300,10 +225,10 @@ private struct ParseState {
         return .record(try readRecord(definition, typeName: name, stream: &stream, path: path, parents: scopes))
     }
 
-    mutating func check(_ field: Field, _ value: Int128, path: String, previous: SchemaValue?, scopes: [Scope]) throws(SchemaViolation) {
+    mutating func check(_ field: Field, _ value: Int128, path: String, previous: SchemaValue?, scopes: [Scope]) throws(Violation) {
         if let version = field.version {
             if value > version.current {
-                throw fail(path, "\(value) is newer than supported \(version.current)", reason: "unsupported-version")
+                throw fail(path, "\(value) is newer than supported \(version.current)", reason: .unsupportedVersion)
             }
         }
         if let valid = field.valid {
@@ -327,7 +252,7 @@ private struct ParseState {
         }
     }
 
-    mutating func checkText(_ raw: [UInt8], encoding: String, path: String) throws(SchemaViolation) {
+    mutating func checkText(_ raw: [UInt8], encoding: String, path: String) throws(Violation) {
         switch encoding.uppercased() {
         case "UTF-8", "UTF8":
             if String(validating: raw, as: UTF8.self) == nil { violations.append(fail(path, "invalid UTF-8")) }
@@ -335,64 +260,6 @@ private struct ParseState {
             if raw.contains(where: { $0 >= 0x80 }) { violations.append(fail(path, "not ASCII")) }
         default:
             break
-        }
-    }
-}
-
-func hex(_ value: Int128) -> String {
-    let digits = String(UInt64(truncatingIfNeeded: value), radix: 16)
-    return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-}
-
-func describe(_ bytes: [UInt8]) -> String {
-    if bytes.allSatisfy({ (0x20..<0x7F).contains($0) }) { return "\"\(String(decoding: bytes, as: UTF8.self))\"" }
-    return "[" + bytes.map { hex(Int128($0)) }.joined(separator: ", ") + "]"
-}
-
-/// Reads and writes integers of any width in either byte order.
-public enum IntegerCodec {
-    public static func decode(_ raw: some Collection<UInt8>, signed: Bool, bigEndian: Bool) -> Int128 {
-        var value: UInt64 = 0
-        let ordered = bigEndian ? Array(raw) : raw.reversed()
-        for byte in ordered { value = value << 8 | UInt64(byte) }
-        let width = raw.count
-        if signed, width < 8, value & (1 << UInt64(width * 8 - 1)) != 0 {
-            return Int128(value) - (Int128(1) << Int128(width * 8))
-        }
-        if signed, width == 8 { return Int128(Int64(bitPattern: value)) }
-        return Int128(value)
-    }
-
-    public static func encode(_ value: Int128, width: Int, bigEndian: Bool, into out: inout [UInt8]) {
-        let bits = UInt64(truncatingIfNeeded: value)
-        for i in 0..<width {
-            let shift = bigEndian ? (width - 1 - i) * 8 : i * 8
-            out.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
-        }
-    }
-}
-
-/// Checksums a schema can name.
-public enum Checksum {
-    private static let crcTable: [UInt32] = (0..<256).map { n in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: some Sequence<UInt8>) -> UInt32 {
-        switch algorithm {
-        case .crc32:
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in bytes { crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-            return crc ^ 0xFFFF_FFFF
-        case .adler32:
-            var a: UInt32 = 1, b: UInt32 = 0
-            for byte in bytes {
-                a = (a + UInt32(byte)) % 65521
-                b = (b + a) % 65521
-            }
-            return b << 16 | a
         }
     }
 }

@@ -81,20 +81,20 @@ public struct CorruptFuzzReport: Sendable {
 /// Why a loader rejected data, as a reason word: an error's `reason` string property if it has
 /// one (`HabitLoadError(reason: "corrupt", …)`), `empty`/`not-found`/`corrupt` for Foundation's
 /// file and decoding errors, and the error's type name otherwise.
-func reasonWord(for error: any Error) -> String {
-    if let reason = Mirror(reflecting: error).children.first(where: { $0.label == "reason" })?.value as? String {
-        return reason
-    }
-    if error is DecodingError { return "corrupt" }
+func reasonWord(for error: any Error) -> Reason {
+    let property = Mirror(reflecting: error).children.first { $0.label == "reason" }?.value
+    if let reason = property as? Reason { return reason }
+    if let word = (property as? String) ?? (property as? any RawRepresentable<String>)?.rawValue { return Reason(word) }
+    if error is DecodingError { return .corrupt }
     if let cocoa = error as? CocoaError {
         switch cocoa.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return "not-found"
-        case .fileReadCorruptFile, .propertyListReadCorrupt: return "corrupt"
+        case .fileReadNoSuchFile, .fileNoSuchFile: return .notFound
+        case .fileReadCorruptFile, .propertyListReadCorrupt: return .corrupt
         case .fileReadTooLarge: return "too-large"
         default: break
         }
     }
-    return String(describing: type(of: error))
+    return Reason(String(describing: type(of: error)))
 }
 
 /// Runs a loader on one input in-process and says what it did. With `digest`, an accepted
@@ -118,7 +118,7 @@ struct InProcessExecutor: Executor {
 
     func execute(_ input: TestInput, slot: Int) -> Execution {
         guard let bytes = input.bytes else {
-            return Execution(outcome: .rejected(reason: "not-found", exitCode: 1, message: nil))
+            return Execution(outcome: .rejected(reason: .notFound, exitCode: 1, message: nil))
         }
         let start = ContinuousClock.now
         let outcome = body(bytes)

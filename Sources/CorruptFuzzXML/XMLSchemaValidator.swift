@@ -59,11 +59,10 @@ public final class XMLSchemaValidator: Validator, @unchecked Sendable {
     }
 
     public func validate(_ bytes: [UInt8]?) -> Verdict {
-        guard let bytes else { return .invalid(reason: "not-found", message: "the file does not exist") }
-        if bytes.isEmpty { return .invalid(reason: "empty", message: "the file is empty") }
-        guard let first = problems(in: bytes).first else { return .valid }
+        if let violation = Violation.intrinsic(for: bytes) { return .invalid(violation) }
+        guard let first = problems(in: bytes ?? []).first else { return .valid }
         if first.limitExceeded { return .undecided("beyond the safe reader's limits: \(first.description)") }
-        return .invalid(reason: "corrupt", message: first.description)
+        return .invalid(first.violation)
     }
 }
 

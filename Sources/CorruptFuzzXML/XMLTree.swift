@@ -1,4 +1,5 @@
 internal import CLibXML2
+import CorruptFuzzCore
 
 /// An XML document as a tree of Swift values: what corrupt-fuzz reads seeds into, mutates and
 /// writes back.
@@ -61,7 +62,10 @@ public struct XMLProblem: Error, Sendable, Hashable, CustomStringConvertible {
         self.limitExceeded = limitExceeded
     }
 
-    public var description: String {
-        "line \(line)" + (path.map { " \($0)" } ?? "") + ": \(message)"
+    public var description: String { violation.description }
+
+    /// The problem as a document's violation (`corrupt`), located by line and element path.
+    public var violation: Violation {
+        Violation(.corrupt, message, at: "line \(line)" + (path.map { " \($0)" } ?? ""))
     }
 }

@@ -85,20 +85,16 @@ struct TargetOptions: ParsableArguments {
     }
 }
 
-/// A format as the options selected it: what mutates and generates, its reference validator,
-/// its file extension, and the arguments that select it again in a replay command.
+/// A format as the options selected it, with the arguments that select it again in a replay
+/// command.
 struct ResolvedFormat {
-    var structure: (any StructureAwareMutator)?
-    var validator: any Validator
-    /// nil: the extension the seeds share.
-    var fileExtension: String?
+    var format: any FuzzFormat
     /// The options that select this format again, for replay commands.
     var replayArguments: [[String]]
     var warnings: [String] = []
 
-    static func builtin(_ format: BuiltinFormat) -> ResolvedFormat {
-        ResolvedFormat(
-            structure: format.structure, validator: format.validator, fileExtension: format.fileExtension, replayArguments: [["--format", format.name]])
+    static func builtin(_ builtin: BuiltinFormat) -> ResolvedFormat {
+        ResolvedFormat(format: builtin.format, replayArguments: [["--format", builtin.name]])
     }
 
     /// A Kaitai Struct schema: its validator, structure-aware mutations and generator.
@@ -109,10 +105,7 @@ struct ResolvedFormat {
         } catch {
             throw CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)")
         }
-        let ext = format.schema.fileExtension
-        return ResolvedFormat(
-            structure: format, validator: format.validator, fileExtension: ext.isEmpty ? nil : ext,
-            replayArguments: [["--schema", URL(fileURLWithPath: path).standardizedFileURL.path]])
+        return ResolvedFormat(format: format, replayArguments: [["--schema", URL(fileURLWithPath: path).standardizedFileURL.path]])
     }
 
     /// An XML Schema: libxml2 validates against it, and documents are generated from it when
@@ -124,12 +117,12 @@ struct ResolvedFormat {
         let replay = [["--format", "xml"], ["--xsd", URL(fileURLWithPath: path).standardizedFileURL.path]]
         do {
             let format = try XMLFormat(xsd: [UInt8](data), name: path)
-            return ResolvedFormat(structure: format, validator: format.validator, fileExtension: "xml", replayArguments: replay)
+            return ResolvedFormat(format: format, replayArguments: replay)
         } catch let generatorProblem {
             do {
                 let schema = try XMLSchemaValidator(xsd: [UInt8](data), name: path)
                 return ResolvedFormat(
-                    structure: XMLFormat(schema: schema), validator: schema, fileExtension: "xml", replayArguments: replay,
+                    format: XMLFormat(schema: schema), replayArguments: replay,
                     warnings: ["no documents are generated from \(path): \(generatorProblem)"])
             } catch {
                 throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(path): \(error)")

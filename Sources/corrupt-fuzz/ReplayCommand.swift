@@ -26,13 +26,13 @@ struct ReplayCommand: ParsableCommand {
             let command = try TargetCommand(targetOptions.target!)
             let limits = targetOptions.limits
             let format = try targetOptions.resolvedFormat()
-            let fileExtension = format?.fileExtension ?? (files[0] as NSString).pathExtension
+            let fileExtension = format.map(\.format.fileExtension).flatMap { $0.isEmpty ? nil : $0 } ?? (files[0] as NSString).pathExtension
             let executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
             // The app's validator labels when given, else the format's, as in run.
             let validator: (any Validator)? =
                 try targetOptions.validator.map {
                     try ExternalValidator(command: try TargetCommand($0), limits: limits, slots: 1, fileExtension: fileExtension)
-                } ?? format?.validator
+                } ?? format?.format.validator
             let oracle = Oracle()
             for file in files {
                 let bytes = FileManager.default.fileExists(atPath: file) ? try Self.read(file) : nil
@@ -40,8 +40,8 @@ struct ReplayCommand: ParsableCommand {
                 let execution = try executor.execute(input, slot: 0)
                 let verdict = oracle.needsVerdict(for: execution.outcome, input: input) ? validator?.validate(bytes) : nil
                 var lines = ["\(file): \(execution.outcome.summary)"]
-                if case .invalid(let reason, let message)? = verdict {
-                    lines.append("  validator: \(reason.map { "\($0): " } ?? "")\(message)")
+                if case .invalid? = verdict, let verdict {
+                    lines.append("  validator: \(verdict)")
                 }
                 if let finding = oracle.judge(input, execution: execution, verdict: verdict) {
                     anyFinding = true

@@ -50,7 +50,7 @@ struct RunCommand: ParsableCommand {
         let hasTarget = targetOptions.target != nil
         let generates =
             targetOptions.schema != nil || targetOptions.xsd != nil
-            || (try? targetOptions.builtinFormat())?.flatMap { $0.structure } != nil
+            || (try? targetOptions.builtinFormat())?.format.mutator != nil
         if hasTarget, corpus == nil, !generates {
             throw ValidationError("--target needs --corpus (a folder of seed files), or --schema, --xsd or a --format with a generator (to generate them)")
         }
@@ -212,19 +212,14 @@ struct CampaignPlan {
         name: String? = nil
     ) throws -> CampaignPlan {
         let command = try TargetCommand(target)
-        var validator: (any Validator)? = format?.validator
-        var reference: (any Validator)?
-        if let appValidator {
-            // The app's validator labels; the format's verdict is reported beside each finding.
-            validator = try ExternalValidator(
-                command: try TargetCommand(appValidator), limits: configuration.limits, slots: configuration.jobs,
-                fileExtension: format?.fileExtension ?? "")
-            reference = format?.validator
+        let validator = try appValidator.map { line in
+            try ExternalValidator(
+                command: try TargetCommand(line), limits: configuration.limits, slots: configuration.jobs,
+                fileExtension: format?.format.fileExtension ?? "")
         }
         let spec = CampaignSpec(
-            target: .command(command), name: name, format: format?.structure, validator: validator, reference: reference,
-            seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount),
-            fileExtension: format?.fileExtension, configuration: configuration)
+            target: .command(command), name: name, format: format?.format, validator: validator,
+            seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount), configuration: configuration)
         let assembled = try spec.assemble()
         var selection = appValidator.map { [["--validator", $0]] } ?? []
         selection += format?.replayArguments ?? []

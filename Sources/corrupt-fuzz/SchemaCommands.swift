@@ -16,7 +16,7 @@ struct GenerateCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A bundled format whose model generates the files (\(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))); friend-list archives are written by the real NSKeyedArchiver.",
+            "A bundled format whose model generates the files (\(BuiltinFormat.all.filter { $0.format.mutator != nil }.map(\.name).joined(separator: ", "))); friend-list archives are written by the real NSKeyedArchiver.",
             valueName: "name"))
     var format: String?
 
@@ -51,19 +51,19 @@ struct GenerateCommand: ParsableCommand {
             throw ValidationError("--encoding xml needs a property-list --format (friend-list, keyed-archive, binary-plist)")
         }
         if [schema, format, xsd].compactMap({ $0 }).count != 1 { throw ValidationError("give one of --schema, --xsd or --format") }
-        if let format, BuiltinFormat.named(format)?.structure == nil {
+        if let format, BuiltinFormat.named(format)?.format.mutator == nil {
             throw ValidationError(
-                "format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.structure != nil }.map(\.name).joined(separator: ", "))"
+                "format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.format.mutator != nil }.map(\.name).joined(separator: ", "))"
             )
         }
     }
 
     func run() throws {
-        if let format, let builtin = BuiltinFormat.named(format), let structure = builtin.structure {
+        if let format, let builtin = BuiltinFormat.named(format), let mutator = builtin.format.mutator {
             var rng = FuzzRNG(seed: seed)
             let xml = encoding == PlistEncoding.xml.rawValue
-            try write(prefix: format, fileExtension: builtin.fileExtension) {
-                let bytes = structure.generate(using: &rng)
+            try write(prefix: format, fileExtension: builtin.format.fileExtension) {
+                let bytes = mutator.generate(using: &rng)
                 guard xml, let plist = try? PropertyListFile.read(bytes).plist else { return bytes }
                 return (try? PropertyListFile.write(plist, encoding: .xml)) ?? bytes
             }
@@ -158,7 +158,7 @@ struct ValidateCommand: ParsableCommand {
         let validator: any Validator
         do {
             let options = try TargetOptions.parse(arguments)
-            guard let made = try options.resolvedFormat()?.validator else { throw ValidationError("no validator for these options") }
+            guard let made = try options.resolvedFormat()?.format.validator else { throw ValidationError("no validator for these options") }
             validator = made
         } catch let error as CorruptFuzzError {
             throw configurationError(error)
@@ -195,7 +195,7 @@ struct ValidateCommand: ParsableCommand {
             }
             invalid += 1
             for violation in first ? Array(violations.prefix(1)) : violations {
-                print("\(file): \(violation.reason): \(violation)")
+                print("\(file): \(Verdict.invalid(violation))")
             }
         }
         if invalid > 0 { throw ExitCode(1) }

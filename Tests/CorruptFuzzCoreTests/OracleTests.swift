@@ -20,8 +20,8 @@ struct OracleTests {
 
     @Test("accepting what the validator rejects is a silent acceptance, with a number-free signature")
     func silentAcceptance() {
-        let a = run(.accepted(digest: ""), verdict: .invalid(reason: "corrupt", message: "habits[2].dates.count: 99 exceeds limit 10"))
-        let b = run(.accepted(digest: ""), verdict: .invalid(reason: "corrupt", message: "habits[0].dates.count: 7 exceeds limit 10"))
+        let a = run(.accepted(digest: ""), verdict: .invalid(Violation(.corrupt, "habits[2].dates.count: 99 exceeds limit 10")))
+        let b = run(.accepted(digest: ""), verdict: .invalid(Violation(.corrupt, "habits[0].dates.count: 7 exceeds limit 10")))
         #expect(a?.kind == .silentAcceptance)
         #expect(a?.signature == b?.signature)
         #expect(a?.signature == "corrupt: habits[#].dates.count: # exceeds limit #")
@@ -38,11 +38,11 @@ struct OracleTests {
 
     @Test("different reasons from loader and validator are a wrong reason; a missing reason is not")
     func wrongReason() {
-        let f = run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(reason: "unsupported-version", message: "version: 2"))
+        let f = run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(Violation(.unsupportedVersion, "version: 2")))
         #expect(f?.kind == .wrongReason)
         #expect(f?.signature == "expected unsupported-version, got corrupt")
-        #expect(run(.rejected(reason: nil, exitCode: 1, message: nil), verdict: .invalid(reason: "corrupt", message: "x")) == nil)
-        #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(reason: "corrupt", message: "x")) == nil)
+        #expect(run(.rejected(reason: nil, exitCode: 1, message: nil), verdict: .invalid(Violation(.corrupt, "x"))) == nil)
+        #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(Violation(.corrupt, "x"))) == nil)
     }
 
     @Test("a missing file must be rejected as not-found and an empty one as empty, whatever the validator says")

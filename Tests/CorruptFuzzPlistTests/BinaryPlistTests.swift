@@ -159,7 +159,7 @@ struct BinaryPlistTests {
         #expect {
             try BinaryPlistReader.read(bytes)
         } throws: { error in
-            (error as? PlistError)?.message.hasPrefix(message) == true
+            (error as? Violation)?.message.hasPrefix(message) == true
         }
     }
 }

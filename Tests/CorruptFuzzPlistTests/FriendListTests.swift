@@ -111,13 +111,13 @@ struct FriendListExampleTests {
         ])
     func catalogue(name: String, reason: String) throws {
         let format = FriendListFormat()
-        let mutation = try #require(format.catalogue(of: seed).first { $0.name == name })
-        #expect(mutation.expectation?.reason == reason)
-        guard case .invalid(let validatorReason, let message) = format.validator.validate(mutation.bytes) else {
+        let mutation = try #require(format.friendListMutator.catalogue(of: seed).first { $0.name == name })
+        #expect(mutation.expectation?.reason == Reason(reason))
+        guard case .invalid(let violation) = format.validator.validate(mutation.bytes) else {
             Issue.record("the validator accepts \(name)")
             return
         }
-        #expect(validatorReason == reason, "\(message)")
+        #expect(violation.reason == Reason(reason), "\(violation)")
         #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(mutation.bytes)) }
         do {
             _ = try HardenedFriendListLoader.load(Data(mutation.bytes))
@@ -129,7 +129,7 @@ struct FriendListExampleTests {
     @Test("the catalogue points a $class at an object that is not a class description, and the validator sees it")
     func classNotAClass() throws {
         let format = FriendListFormat()
-        let mutations = format.catalogue(of: seed).filter { $0.name.hasSuffix(".$class=not-a-class") }
+        let mutations = format.friendListMutator.catalogue(of: seed).filter { $0.name.hasSuffix(".$class=not-a-class") }
         #expect(!mutations.isEmpty)
         for mutation in mutations { #expect(!format.validator.validate(mutation.bytes).isValid, "\(mutation.name)") }
     }
@@ -148,9 +148,9 @@ struct FriendListExampleTests {
         let text = try #require(FriendListFormat.validate(Array(seed.dropLast())))
         #expect(text.reason == "corrupt")
         let empty = FriendList(friends: [Friend(name: "", birthday: Date())])
-        #expect(FriendListFormat.validate(FriendListFormat.archive(empty))?.message == "friends[0].name: empty")
+        #expect(FriendListFormat.validate(FriendListFormat.archive(empty))?.description == "friends[0].name: empty")
         let old = FriendList(friends: [Friend(name: "Old", birthday: Date(timeIntervalSince1970: -3e9))])
-        #expect(FriendListFormat.validate(FriendListFormat.archive(old))?.message.hasPrefix("friends[0].birthday:") == true)
+        #expect(FriendListFormat.validate(FriendListFormat.archive(old))?.description.hasPrefix("friends[0].birthday:") == true)
         #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(FriendListFormat.archive(old))) }
     }
 }

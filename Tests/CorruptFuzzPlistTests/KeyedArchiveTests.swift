@@ -28,10 +28,10 @@ struct KeyedArchiveTests {
     func catalogue() throws {
         let format = PlistFormat(.keyedArchive)
         var rng = FuzzRNG(seed: 1)
-        let seed = format.generate(using: &rng)
+        let seed = format.plistMutator.generate(using: &rng)
         #expect(format.validator.validate(seed) == .valid)
         #expect(try PropertyListSerialization.propertyList(from: Data(seed), format: nil) is [String: Any])
-        let mutations = format.catalogue(of: seed)
+        let mutations = format.plistMutator.catalogue(of: seed)
         let names = Set(mutations.map(\.name))
         for expected in [
             "trailer.offsetIntSize=0", "trailer.numObjects=+1", "trailer.topObject=max", "trailer.offsetTableOffset=max", "offsets[0]+1",
@@ -41,15 +41,15 @@ struct KeyedArchiveTests {
         }
         let invalid = mutations.filter { !format.validator.validate($0.bytes).isValid }
         #expect(invalid.count * 10 >= mutations.count * 8, "\(invalid.count) of \(mutations.count) invalid")
-        for _ in 0..<300 { _ = format.mutate(seed, using: &rng) }
+        for _ in 0..<300 { _ = format.plistMutator.mutate(seed, using: &rng) }
     }
 
     @Test("type confusion reaches every object type, sets included, and nesting climbs a ladder of depths")
     func typeConfusionAndNesting() throws {
         let format = PlistFormat(.propertyList)
         var rng = FuzzRNG(seed: 3)
-        let seed = format.generate(using: &rng)
-        let names = format.catalogue(of: seed).map(\.name)
+        let seed = format.plistMutator.generate(using: &rng)
+        let names = format.plistMutator.catalogue(of: seed).map(\.name)
         let confused = Set(names.compactMap { $0.split(separator: ">").last.map(String.init) })
         for type in ["string", "integer", "real", "data", "date", "array", "dictionary", "null", "uid", "bool", "set", "utf16", "fill"] {
             #expect(confused.contains(type), "no type confusion into \(type): \(names)")
@@ -58,7 +58,7 @@ struct KeyedArchiveTests {
             #expect(names.contains("nesting-\(depth)"), "no nesting-\(depth)")
         }
         // The documents are what they say: a chain of that many arrays, read by Foundation.
-        let nested = try #require(format.catalogue(of: seed).first { $0.name == "nesting-257" })
+        let nested = try #require(format.plistMutator.catalogue(of: seed).first { $0.name == "nesting-257" })
         var depth = 0
         var value: Any? = try PropertyListSerialization.propertyList(from: Data(nested.bytes), format: nil)
         while let array = value as? [Any] { depth += 1; value = array.first }
@@ -75,13 +75,13 @@ struct PlistSelfFuzzTests {
         let seeds = try binaryFiles("keyed-archives").map(\.1) + binaryFiles("plists").map(\.1).filter { $0.count < 4096 }
         for i in 0..<5_000 {
             var bytes = seeds[i % seeds.count]
-            if rng.oneIn(2), let m = format.mutate(bytes, using: &rng) { bytes = m.bytes }
+            if rng.oneIn(2), let m = format.plistMutator.mutate(bytes, using: &rng) { bytes = m.bytes }
             for _ in 0..<(1 + rng.below(4)) {
                 Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(
                     &bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)]))
             }
             _ = format.validator.validate(bytes)
-            if i % 10 == 0 { _ = format.catalogue(of: bytes) }
+            if i % 10 == 0 { _ = format.plistMutator.catalogue(of: bytes) }
         }
     }
 }

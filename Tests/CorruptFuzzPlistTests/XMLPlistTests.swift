@@ -53,7 +53,7 @@ struct XMLPlistTests {
         for (name, bytes) in files {
             #expect(PropertyListFile.encoding(of: bytes) == .xml, "\(name)")
             guard let theirs = try? PropertyListSerialization.propertyList(from: Data(bytes), format: nil) else {
-                #expect(throws: PlistError.self, "\(name): Foundation rejects it, so must we") { try XMLPlistReader.read(bytes) }
+                #expect(throws: Violation.self, "\(name): Foundation rejects it, so must we") { try XMLPlistReader.read(bytes) }
                 continue
             }
             let plist = try XMLPlistReader.read(bytes)
@@ -98,7 +98,7 @@ struct XMLPlistTests {
             if (try? PropertyListSerialization.propertyList(from: Data(bytes), format: nil)) != nil { foundationReads.insert(name) }
             guard PropertyListFile.encoding(of: bytes) == .xml else {
                 // Not XML either (biplist-bogus_file.plist): neither reader's.
-                #expect(throws: PlistError.self, "\(name)") { try PropertyListFile.read(bytes) }
+                #expect(throws: Violation.self, "\(name)") { try PropertyListFile.read(bytes) }
                 continue
             }
             seen.insert(name)
@@ -163,7 +163,7 @@ struct XMLPlistTests {
         #expect {
             try XMLPlistReader.read(bytes)
         } throws: { error in
-            let text = (error as? PlistError)?.message ?? "\(error)"
+            let text = (error as? Violation)?.message ?? "\(error)"
             return text.hasPrefix("xml line ") && text.contains(message)
         }
     }
@@ -194,7 +194,7 @@ struct XMLPlistTests {
         #expect {
             try XMLPlistReader.read(Array(document.utf8))
         } throws: { error in
-            ((error as? PlistError)?.message ?? "").contains(message)
+            ((error as? Violation)?.message ?? "").contains(message)
         }
     }
 
@@ -208,7 +208,7 @@ struct XMLPlistTests {
             ([0xFE, 0xFF, 0, 0x3C], "UTF-16 byte-order mark"),
         ] {
             #expect(PropertyListFile.encoding(of: bytes) == .xml)
-            #expect { try XMLPlistReader.read(bytes) } throws: { ($0 as? PlistError)?.message.contains(message) == true }
+            #expect { try XMLPlistReader.read(bytes) } throws: { ($0 as? Violation)?.message.contains(message) == true }
         }
     }
 
@@ -375,13 +375,13 @@ struct XMLPlistTests {
             (BinaryPlist(objects: [s, .date(-1e300)], topObject: 1), "outside the years"),
         ]
         for (plist, message) in cases {
-            #expect { try XMLPlistWriter.write(plist) } throws: { ($0 as? PlistError)?.message.contains(message) == true }
+            #expect { try XMLPlistWriter.write(plist) } throws: { ($0 as? Violation)?.message.contains(message) == true }
         }
         // 60 levels of arrays that each hold the next level twice: 2^60 strings in XML.
         var objects: [BinaryPlist.Object] = (0..<60).map { .array([$0 + 1, $0 + 1], length: .inline) }
         objects.append(s)
         let bomb = BinaryPlist(objects: objects, topObject: 0)
-        #expect { try XMLPlistWriter.write(bomb, maxBytes: 1 << 20) } throws: { ($0 as? PlistError)?.message.contains("larger than") == true }
+        #expect { try XMLPlistWriter.write(bomb, maxBytes: 1 << 20) } throws: { ($0 as? Violation)?.message.contains("larger than") == true }
         // A chain of 1,500 arrays is written and read without recursion (the XML grows with the
         // square of the depth: a tab a level).
         let chain = BinaryPlist(objects: (0..<1_500).map { .array($0 == 1_499 ? [] : [$0 + 1], length: .inline) }, topObject: 0)
@@ -398,7 +398,7 @@ struct XMLPlistTests {
         let archive = try #require(nonBinaryFiles("keyed-archives").first { $0.0.contains("ArrayTest") }?.1)
         let format = PlistFormat(.keyedArchive)
         #expect(format.validator.validate(archive) == .valid)
-        let mutations = format.catalogue(of: archive)
+        let mutations = format.plistMutator.catalogue(of: archive)
         let names = Set(mutations.map(\.name))
         // Objects are numbered in document order: objects[8] is the first CF$UID (the array's $class).
         for expected in ["encoding=binary", "uid[8]=out-of-range", "uid[8]=0", "dict[0] extra key", "dict[0] missing key 2", "integer[30]=future"] {
@@ -418,7 +418,7 @@ struct XMLPlistTests {
         }
         var rng = FuzzRNG(seed: 5)
         var produced = 0
-        for _ in 0..<200 where format.mutate(archive, using: &rng) != nil { produced += 1 }
+        for _ in 0..<200 where format.plistMutator.mutate(archive, using: &rng) != nil { produced += 1 }
         #expect(produced >= 150)
     }
 
@@ -430,13 +430,13 @@ struct XMLPlistTests {
         var rejected = 0
         for i in 0..<2_000 {
             var bytes = seeds[i % seeds.count]
-            if rng.oneIn(6), let m = format.mutate(bytes, using: &rng) { bytes = m.bytes }
+            if rng.oneIn(6), let m = format.plistMutator.mutate(bytes, using: &rng) { bytes = m.bytes }
             for _ in 0..<(1 + rng.below(3)) {
                 Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(
                     &bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)]))
             }
             if !format.validator.validate(bytes).isValid { rejected += 1 }
-            if i % 20 == 0 { _ = format.catalogue(of: bytes) }
+            if i % 20 == 0 { _ = format.plistMutator.catalogue(of: bytes) }
         }
         #expect(rejected > 700)
     }

@@ -38,7 +38,7 @@ func sampleReport(stderr: [UInt8]) -> RunReport {
     let silent = Finding(
         kind: .silentAcceptance, signature: "corrupt: crc#: stored # != computed #", detail: "accepted",
         input: input, execution: Execution(outcome: .accepted(digest: "x")),
-        verdict: .invalid(reason: "corrupt", message: "crc32: stored 0x1 != computed 0x2"))
+        verdict: .invalid(Violation(.corrupt, "crc32: stored 0x1 != computed 0x2")))
     result.findings = [
         FindingRecord(finding: crash, hits: 3, firstExecution: 17, firstSeconds: 0.5, minimized: [1]),
         FindingRecord(finding: silent, hits: 1, firstExecution: 99, firstSeconds: 1.25, minimized: [0, 1]),

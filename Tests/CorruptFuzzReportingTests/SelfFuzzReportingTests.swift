@@ -122,7 +122,7 @@ extension FuzzRNG {
         switch below(6) {
         case 0: return .accepted(digest: hostileString())
         case 1: return .acceptedInvalid(message: hostileString())
-        case 2: return .rejected(reason: maybeHostileString(), exitCode: Int32(truncatingIfNeeded: next()), message: maybeHostileString())
+        case 2: return .rejected(reason: maybeHostileString().map { Reason($0) }, exitCode: Int32(truncatingIfNeeded: next()), message: maybeHostileString())
         case 3: return .crashed(signal: Int32(truncatingIfNeeded: next()), frames: (0..<below(5)).map { _ in hostileString() }, message: maybeHostileString())
         case 4: return .hung(milliseconds: below(1_000_000))
         default: return .outOfMemory(peakKilobytes: Int64(truncatingIfNeeded: next()), message: maybeHostileString())
@@ -137,7 +137,7 @@ extension FuzzRNG {
         switch below(5) {
         case 0: return nil
         case 1: return .valid
-        case 2: return .invalid(reason: maybeHostileString(), message: hostileString())
+        case 2: return .invalid(Violation(maybeHostileString().map { Reason($0) }, hostileString()))
         case 3: return .undecided(hostileString())
         default: return .error(signature: hostileString(), detail: hostileString())
         }
@@ -146,7 +146,7 @@ extension FuzzRNG {
     fileprivate mutating func findingRecord() -> FindingRecord {
         let input = TestInput(
             bytes: oneIn(5) ? nil : hostileBytes(), mutations: (0..<below(4)).map { _ in hostileString() }, seedName: hostileString(),
-            expectation: oneIn(2) ? nil : Expectation(reason: hostileString(), because: hostileString()))
+            expectation: oneIn(2) ? nil : Expectation(reason: Reason(hostileString()), because: hostileString()))
         let finding = Finding(
             kind: pick(FindingKind.allCases), signature: hostileString(), detail: hostileString(), input: input,
             execution: execution(), verdict: verdict())
@@ -377,14 +377,14 @@ struct SelfFuzzReportingTests {
             result.toolError = other
             result.totalSeconds = 1.5
             let bytes = Array(other.utf8) + [0xFF, 0x00, 0xC0, 0x80, 0xED, 0xA0, 0x80, 0xEF, 0xBF, 0xBE]
-            let input = TestInput(bytes: bytes, mutations: [other], seedName: other, expectation: Expectation(reason: other, because: other))
+            let input = TestInput(bytes: bytes, mutations: [other], seedName: other, expectation: Expectation(reason: Reason(other), because: other))
             result.findings = FindingKind.allCases.flatMap { kind in
                 (0..<3).map { _ in
                     FindingRecord(
                         finding: Finding(
                             kind: kind, signature: other, detail: other, input: input,
                             execution: Execution(outcome: .crashed(signal: 11, frames: [other], message: other), stdout: bytes, stderr: bytes),
-                            verdict: .invalid(reason: other, message: other)),
+                            verdict: .invalid(Violation(Reason(other), other))),
                         hits: 2, firstExecution: 1, firstSeconds: 0.5, minimized: bytes,
                         minimizedExecution: Execution(outcome: .acceptedInvalid(message: other), stdout: bytes, stderr: bytes))
                 }

@@ -24,10 +24,10 @@ struct PlantedBugExecutor: Executor {
 }
 
 let strictValidator = ClosureValidator(name: "strict") { bytes in
-    guard let bytes else { return .invalid(reason: "not-found", message: "missing") }
-    guard bytes.starts(with: Array("OK".utf8)) else { return .invalid(reason: "corrupt", message: "magic: expected OK") }
+    guard let bytes else { return .invalid(Violation(.notFound, "missing")) }
+    guard bytes.starts(with: Array("OK".utf8)) else { return .invalid(Violation(.corrupt, "magic: expected OK")) }
     if let bad = bytes.firstIndex(where: { $0 > 0x7F }) {
-        return .invalid(reason: "corrupt", message: "byte \(bad): \(bytes[bad]) is not ASCII")
+        return .invalid(Violation(.corrupt, "byte \(bad): \(bytes[bad]) is not ASCII"))
     }
     return .valid
 }

@@ -43,14 +43,14 @@ struct SchemaBehaviourTests {
         #expect(all.count == 2)
         #expect(all[1].hasPrefix("crc32: crc32 stored 0x"))
         bytes[4] = 9
-        #expect(parser.firstViolation(bytes) == SchemaViolation(path: "version", message: "9 is newer than supported 1", reason: "unsupported-version"))
+        #expect(parser.firstViolation(bytes) == Violation(.unsupportedVersion, "9 is newer than supported 1", at: "version"))
         #expect(parser.firstViolation([])?.reason == "empty")
     }
 
     @Test("the catalogue lies about every count, length, version and checksum, with expectations where certain")
     func catalogue() throws {
         let format = SchemaFormat(schema: try habitSchema())
-        let mutations = format.catalogue(of: try habitFile())
+        let mutations = format.schemaMutator.catalogue(of: try habitFile())
         let names = mutations.map(\.name)
         #expect(names.contains("version=future version"))
         #expect(names.contains("count=-1 habits[0].num_dates"))
@@ -74,7 +74,7 @@ struct SchemaBehaviourTests {
         let seed = try habitFile()
         func run(_ s: UInt64) -> [String] {
             var rng = FuzzRNG(seed: s)
-            return (0..<200).compactMap { _ in format.mutate(seed, using: &rng)?.name }
+            return (0..<200).compactMap { _ in format.schemaMutator.mutate(seed, using: &rng)?.name }
         }
         #expect(run(1) == run(1))
         #expect(run(1).count > 150)
@@ -162,7 +162,7 @@ struct SchemaOffsetTests {
     @Test("the catalogue points offsets at the start, at themselves, backwards and past the end")
     func offsetLies() throws {
         let format = SchemaFormat(schema: try KSYLoader.load(yaml: yaml))
-        let names = format.catalogue(of: file).map(\.name)
+        let names = format.schemaMutator.catalogue(of: file).map(\.name)
         for label in ["0", "self", "backwards", "past-end", "max"] {
             #expect(names.contains("offset=\(label) ofs_text"), "\(names)")
         }
@@ -204,11 +204,11 @@ struct SchemaShrinkTests {
         let format = SchemaFormat(schema: try habitSchema())
         let parser = SchemaParser(schema: format.schema)
         var rng = FuzzRNG(seed: 2)
-        var bytes = format.generate(using: &rng)
-        while !(parser.parse(bytes).value.map { habitsWithTwoDates($0) > 0 } ?? false) { bytes = format.generate(using: &rng) }
+        var bytes = format.schemaMutator.generate(using: &rng)
+        while !(parser.parse(bytes).value.map { habitsWithTwoDates($0) > 0 } ?? false) { bytes = format.schemaMutator.generate(using: &rng) }
         // The "bug": any valid file with a habit with two dates or more. Byte cuts alone break
         // the CRC at once and could not shrink it; structure can.
-        let result = Minimizer().minimize(bytes, structure: format.shrinkCandidates) { candidate in
+        let result = Minimizer().minimize(bytes, structure: format.schemaMutator.shrinkCandidates) { candidate in
             let parsed = parser.parse(candidate)
             return parsed.violations.isEmpty && parsed.value.map { habitsWithTwoDates($0) > 0 } == true
         }

@@ -40,7 +40,7 @@ struct NotesLoaderTests {
         let format = NotesFormat()
         var rng = FuzzRNG(seed: 4)
         for round in 0..<1000 {
-            let bytes = format.generate(using: &rng)
+            let bytes = format.notesMutator.generate(using: &rng)
             #expect(NotesFormat.validate(bytes) == nil, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
             let notes = try HardenedNotesLoader.load(bytes)
             #expect(notes.count == bytes.split(separator: UInt8(ascii: "<")).filter { $0.starts(with: Array("note ".utf8)) }.count)

@@ -65,7 +65,7 @@ struct XMLTests {
         #expect(problems.first?.path == "/notes/note[2]")
         #expect(problems.first?.message.contains("'id' is required") == true, "\(problems)")
         #expect(validator.validate(Array("<notes".utf8)).isValid == false)
-        #expect(validator.validate([]) == .invalid(reason: "empty", message: "the file is empty"))
+        #expect(validator.validate([]) == .invalid(Violation(.empty, "the file is empty")))
     }
 
     @Test("a broken schema is an error")
@@ -88,7 +88,7 @@ struct XMLFormatTests {
         let format = XMLFormat()
         func run(_ s: UInt64) -> [String] {
             var rng = FuzzRNG(seed: s)
-            return (0..<400).compactMap { _ in format.mutate(seed, using: &rng)?.name }
+            return (0..<400).compactMap { _ in format.xmlMutator.mutate(seed, using: &rng)?.name }
         }
         #expect(run(1) == run(1))
         let names = Set(run(1).map { String($0.split(separator: "@").first!.split(separator: " ").first!) })
@@ -101,7 +101,7 @@ struct XMLFormatTests {
         var rng = FuzzRNG(seed: 2)
         var invalid = 0
         for _ in 0..<300 {
-            guard let m = format.mutate(seed, using: &rng) else { continue }
+            guard let m = format.xmlMutator.mutate(seed, using: &rng) else { continue }
             if !format.validator.validate(m.bytes).isValid { invalid += 1 }
         }
         #expect(invalid > 100)
@@ -109,11 +109,11 @@ struct XMLFormatTests {
 
     @Test("the hostile catalogue is built from the seed's root element, and corrupt-fuzz reads it safely")
     func hostileCatalogue() throws {
-        let catalogue = XMLFormat().catalogue(of: seed)
+        let catalogue = XMLMutator().catalogue(of: seed)
         #expect(
             catalogue.map(\.name) == [
                 "external-entity-file", "external-dtd",
-            ] + XMLFormat.nestingLadder.map { "nesting-\($0)" } + [
+            ] + XMLMutator.nestingLadder.map { "nesting-\($0)" } + [
                 "billion-laughs", "quadratic-blowup",
                 "huge-text", "huge-attribute-100MB", "attributes-100000",
             ])
@@ -129,7 +129,7 @@ struct XMLFormatTests {
         let traps = OutsideTraps(
             canaryPath: "/tmp/canary-test/secret.txt", canaryToken: "token",
             dtdURL: "http://127.0.0.1:1/t/external.dtd", entityURL: "http://127.0.0.1:1/t/entity.txt")
-        let catalogue = XMLFormat().catalogue(of: seed, context: CatalogueContext(traps: traps))
+        let catalogue = XMLMutator().catalogue(of: seed, context: CatalogueContext(traps: traps))
         let names = catalogue.map(\.name)
         #expect(names.contains("external-entity-url") && names.contains("external-parameter-entity"))
         let file = try #require(catalogue.first { $0.name == "external-entity-file" })
