@@ -3,6 +3,9 @@
 //
 // Written in C rather than Swift because the child side between fork() and execve() may only
 // call async-signal-safe functions, and because this is the fuzzing loop's hot path.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // memmem, pipe2 on glibc
+#endif
 #include "CCorruptFuzzSpawn.h"
 
 #include <dirent.h>
@@ -24,17 +27,22 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#ifdef __APPLE__
+#include <spawn.h>
+#endif
 
 // MARK: - Children we started, and the ones that escaped
 
 // Every process cf_run and cf_worker_spawn start is registered here until it is reaped, so a
 // sweep can tell our own children from descendants that were re-parented to us. The lock is
-// held from before vfork until the pid is registered: a sweep on another thread never sees a
+// held from before the child is started until its pid is registered: a sweep on another thread never sees a
 // child of ours that is not registered yet.
 static pthread_mutex_t children_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t *children = NULL;
 static size_t children_count = 0, children_cap = 0;
+#ifdef __linux__
 static int subreaper = 0;
+#endif
 
 static void register_child_locked(pid_t pid) {
     if (children_count == children_cap) {
@@ -47,11 +55,13 @@ static void register_child_locked(pid_t pid) {
     children[children_count++] = pid;
 }
 
+#ifdef __linux__
 static int is_child_locked(pid_t pid) {
     for (size_t i = 0; i < children_count; i++)
         if (children[i] == pid) return 1;
     return 0;
 }
+#endif
 
 void cf_forget_child(int pid) {
     pthread_mutex_lock(&children_lock);
@@ -193,6 +203,7 @@ static int crashing(const cf_capture *err) {
     return 0;
 }
 
+#ifndef __APPLE__
 /// In a vforked child: a process group of its own, default signal handlers, no core dumps,
 /// the memory limit, and all signals unblocked (the parent blocked them around vfork).
 /// Async-signal-safe calls only.
@@ -215,6 +226,83 @@ static void prepare_child(int64_t memory_limit) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
+#endif
+
+/// Starts `path` in a process group of its own with `fds[0..2]` as its standard input, output
+/// and error and, when `extra_fd` >= 0, that descriptor as its fd 3; registers it as our child.
+/// Returns its pid, or -1 with errno set when it could not be started (fork or exec failed).
+///
+/// Linux: vfork, so starting a target costs no page-table copy (the fuzzing loop's hot path).
+/// All signals stay blocked across the vfork so no handler of ours runs on the child's side;
+/// the child resets them, sets its limits and unblocks them before execve, and reports an exec
+/// failure through `child_errno` (shared memory until execve).
+/// Darwin: posix_spawn with its own process group, default signal handlers and an empty mask.
+/// It cannot set resource limits: the memory limit is judged from the child's peak RSS there
+/// (RLIMIT_AS is not enforced by macOS anyway), and core dumps are off by default.
+static pid_t start_child(const char *path, char *const argv[], char *const envp[], const int fds[3], int extra_fd,
+                         int64_t memory_limit) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_mutex_lock(&children_lock);
+#ifdef __APPLE__
+    (void)memory_limit;
+    pid_t pid = -1;
+    int spawn_errno = 0;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_init(&actions);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+                                        | POSIX_SPAWN_CLOEXEC_DEFAULT);
+    for (int i = 0; i < 3; i++) {
+        if (fds[i] >= 0) posix_spawn_file_actions_adddup2(&actions, fds[i], i);
+    }
+    if (extra_fd >= 0) posix_spawn_file_actions_adddup2(&actions, extra_fd, 3);
+    spawn_errno = posix_spawn(&pid, path, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (spawn_errno != 0) pid = -1;
+    else register_child_locked(pid);
+    pthread_mutex_unlock(&children_lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) { errno = spawn_errno; return -1; }
+    return pid;
+#else
+    volatile int child_errno = 0;
+    pid_t pid = vfork();
+    if (pid == 0) {
+        prepare_child(memory_limit);
+        if ((fds[0] >= 0 && dup2(fds[0], STDIN_FILENO) < 0) || dup2(fds[1], STDOUT_FILENO) < 0
+            || dup2(fds[2], STDERR_FILENO) < 0 || (extra_fd >= 0 && dup2(extra_fd, 3) < 0)) {
+            child_errno = errno;
+            _exit(127);
+        }
+        execve(path, argv, envp);
+        child_errno = errno;
+        _exit(127);
+    }
+    int fork_errno = errno;
+    if (pid > 0) register_child_locked(pid);
+    pthread_mutex_unlock(&children_lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) { errno = fork_errno; return -1; }
+    setpgid(pid, pid);  // also from the parent, so the group exists before we may kill it
+    if (child_errno != 0) {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        cf_forget_child(pid);
+        errno = child_errno;
+        return -1;
+    }
+    return pid;
+#endif
+}
 
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
            int64_t memory_limit, int timeout_ms, cf_result *r) {
@@ -236,48 +324,17 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     if (stdin_fd < 0) null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int in_fd = stdin_fd >= 0 ? stdin_fd : null_fd;
 
-    // vfork: the child borrows our address space until execve, so starting a target costs no
-    // page-table copy (this is the hot path). All signals stay blocked across the vfork so no
-    // handler of ours can run on the child's side; the child resets them before it unblocks.
-    // It writes errno into `child_errno` (shared memory) if execve fails.
-    volatile int child_errno = 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     int64_t start = now_us();
-    pthread_mutex_lock(&children_lock);
-    pid_t pid = vfork();
-    if (pid == 0) {
-        prepare_child(memory_limit);
-        if ((in_fd >= 0 && dup2(in_fd, STDIN_FILENO) < 0) || dup2(out_pipe[1], STDOUT_FILENO) < 0
-            || dup2(err_pipe[1], STDERR_FILENO) < 0) {
-            child_errno = errno;
-            _exit(127);
-        }
-        execve(path, argv, envp);
-        child_errno = errno;
-        _exit(127);
-    }
-    int fork_errno = errno;
-    if (pid > 0) register_child_locked(pid);
-    pthread_mutex_unlock(&children_lock);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    const int child_fds[3] = {in_fd, out_pipe[1], err_pipe[1]};
+    pid_t pid = start_child(path, argv, envp, child_fds, -1, memory_limit);
+    int start_errno = errno;
     close(out_pipe[1]);
     close(err_pipe[1]);
     if (null_fd >= 0) close(null_fd);
     if (pid < 0) {
-        r->code = fork_errno;
-        close(out_pipe[0]); close(err_pipe[0]);
-        return -1;
-    }
-    setpgid(pid, pid);  // also from the parent, so the group exists before we may kill it
-    if (child_errno != 0) {
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-        cf_forget_child(pid);
-        close(out_pipe[0]); close(err_pipe[0]);
         r->end = CF_SPAWN_FAILED;
-        r->code = child_errno;
+        r->code = start_errno;
+        close(out_pipe[0]); close(err_pipe[0]);
         return -1;
     }
 
@@ -375,37 +432,8 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
 
 int cf_worker_spawn(const char *path, char *const argv[], char *const envp[], int command_fd, int result_fd,
                     int log_fd, int64_t memory_limit) {
-    volatile int child_errno = 0;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_mutex_lock(&children_lock);
-    pid_t pid = vfork();
-    if (pid == 0) {
-        prepare_child(memory_limit);
-        if (dup2(command_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0
-            || dup2(result_fd, 3) < 0) {
-            child_errno = errno;
-            _exit(127);
-        }
-        execve(path, argv, envp);
-        child_errno = errno;
-        _exit(127);
-    }
-    int saved = errno;
-    if (pid > 0) register_child_locked(pid);
-    pthread_mutex_unlock(&children_lock);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (pid < 0) { errno = saved; return -1; }
-    setpgid(pid, pid);
-    if (child_errno != 0) {
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-        cf_forget_child(pid);
-        errno = child_errno;
-        return -1;
-    }
-    return pid;
+    const int child_fds[3] = {command_fd, log_fd, log_fd};
+    return start_child(path, argv, envp, child_fds, result_fd, memory_limit);
 }
 
 int cf_pipe_cloexec(int fds[2]) {
@@ -413,7 +441,7 @@ int cf_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 #else
     // No pipe2: the descriptors are inheritable until FD_CLOEXEC is set. Every spawn of ours
-    // holds children_lock across vfork, so holding it here keeps other slots' children from
+    // holds children_lock while it starts the child, so holding it here keeps other slots' children from
     // inheriting them in between.
     pthread_mutex_lock(&children_lock);
     int made = pipe(fds);

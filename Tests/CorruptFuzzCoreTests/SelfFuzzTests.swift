@@ -47,21 +47,19 @@ extension FuzzRNG {
         return (0..<count).map { _ in offset &+ UInt8(truncatingIfNeeded: below(alphabet)) }
     }
 
-    fileprivate mutating func sfPick<T>(_ values: [T]) -> T { values[below(values.count)] }
-
     /// A Unicode scalar chosen to hurt: controls, digits, combining marks, noncharacters,
     /// grapheme-joining scalars, markup, anything.
     fileprivate mutating func sfHostileScalar() -> Unicode.Scalar {
         func scalar(_ value: Int) -> Unicode.Scalar { Unicode.Scalar(UInt32(value)) ?? "?" }
         switch below(13) {
         case 0: return scalar(0x20 + below(0x5F))  // printable ASCII
-        case 1: return scalar(sfPick([below(0x20), 0x7F + below(0x21)]))  // C0 and C1 controls, NUL
+        case 1: return scalar(pick([below(0x20), 0x7F + below(0x21)]))  // C0 and C1 controls, NUL
         case 2: return scalar(0x30 + below(10))  // ASCII digits
-        case 3: return sfPick(["a", "b", "c", "d", "e", "f", "A", "F", "x", "X", "g", "z", "#"])
-        case 4: return scalar(sfPick([0x300 + below(0x70), 0x1AB0 + below(0x10), 0x20D0 + below(0x20), 0xFE20 + below(0x10)]))  // combining
+        case 3: return pick(["a", "b", "c", "d", "e", "f", "A", "F", "x", "X", "g", "z", "#"])
+        case 4: return scalar(pick([0x300 + below(0x70), 0x1AB0 + below(0x10), 0x20D0 + below(0x20), 0xFE20 + below(0x10)]))  // combining
         case 5:
             return scalar(
-                sfPick([
+                pick([
                     0xFFFE, 0xFFFF, 0xFFFD, 0xFEFF, 0x200D, 0x200B, 0x202E, 0x0600, 0x0605, 0x110BD,  // BOM, ZWJ, RLO, prepend
                     0x1F1E6 + below(26), 0x1F600, 0x1F3FB, 0xE000, 0xFDD0, 0x1FFFE, 0x10FFFF, 0x85, 0x2028, 0x2029,
                     0x0660 + below(10), 0xFF10 + below(10), 0x1D7CE, 0x00BD, 0x2160, 0x1100, 0x1161, 0x11A8, 0xAC00,
@@ -69,8 +67,8 @@ extension FuzzRNG {
         case 6:
             let value = below(0x11_0000)
             return (0xD800...0xDFFF).contains(value) ? "\u{FFFD}" : scalar(value)
-        case 7: return sfPick(["<", ">", "&", "\"", "'", "[", "]", ":", ";", "!", "-", "?", "/", "\\", "=", " ", "+"])
-        case 8: return sfPick(["\n", "\r", "\t", " ", "\u{B}", "\u{C}"])
+        case 7: return pick(["<", ">", "&", "\"", "'", "[", "]", ":", ";", "!", "-", "?", "/", "\\", "=", " ", "+"])
+        case 8: return pick(["\n", "\r", "\t", " ", "\u{B}", "\u{C}"])
         case 9: let value = below(0xD800); return scalar(value)
         case 10: return scalar(0x4E00 + below(0x100))  // 3-byte UTF-8
         case 11: return scalar(0x1F300 + below(0x300))  // 4-byte UTF-8
@@ -86,20 +84,7 @@ extension FuzzRNG {
             " in ", " at ", " + ", "#0 ", "Thread 0 crashed:", "ERROR: AddressSanitizer: ", "runtime error: ",
             "Swift runtime failure: ", "e\u{301}", "\u{1F1FA}\u{1F1F8}", "\u{1F469}\u{200D}\u{1F4BB}",
         ]
-        var text = ""
-        let count = sfLength(upTo: maxScalars)
-        var made = 0
-        while made < count {
-            if oneIn(6) {
-                let fragment = sfPick(fragments)
-                text += fragment
-                made += fragment.unicodeScalars.count
-            } else {
-                text.unicodeScalars.append(sfHostileScalar())
-                made += 1
-            }
-        }
-        return text
+        return hostileText(scalars: sfLength(upTo: maxScalars), fragments: fragments, fragmentOneIn: 6) { $0.sfHostileScalar() }
     }
 }
 
@@ -279,7 +264,7 @@ private let backtraceLines = [
 extension FuzzRNG {
     /// One backtrace-like line, often damaged: cut short, joined, its numbers replaced.
     fileprivate mutating func sfBacktraceLine() -> String {
-        var line = oneIn(10) ? sfHostileText(maxScalars: 80) : sfPick(backtraceLines)
+        var line = oneIn(10) ? sfHostileText(maxScalars: 80) : pick(backtraceLines)
         switch below(10) {
         case 0: line = String(line.prefix(below(line.count + 1)))  // cut short
         case 1: line = String(line.dropFirst(below(line.count + 1)))
@@ -287,10 +272,10 @@ extension FuzzRNG {
             // Insert hostile text somewhere.
             let at = line.index(line.startIndex, offsetBy: below(line.count + 1))
             line.insert(contentsOf: sfHostileText(maxScalars: 12), at: at)
-        case 3: line = line.replacingOccurrences(of: "0x", with: sfPick(["0x", "0x0x", "", "0X", "0x "]))
+        case 3: line = line.replacingOccurrences(of: "0x", with: pick(["0x", "0x0x", "", "0X", "0x "]))
         case 4: line = line.replacingOccurrences(of: "]", with: "")  // an unclosed "[ra"
-        case 5: line = line.replacingOccurrences(of: ":", with: sfPick(["::", "", ":99999999999999999999999:", ":-1:"]))
-        case 6: line = line.replacingOccurrences(of: " in ", with: sfPick([" in  in ", " in", "in ", " + "]))
+        case 5: line = line.replacingOccurrences(of: ":", with: pick(["::", "", ":99999999999999999999999:", ":-1:"]))
+        case 6: line = line.replacingOccurrences(of: " in ", with: pick([" in  in ", " in", "in ", " + "]))
         default: break
         }
         return line
@@ -302,7 +287,7 @@ extension FuzzRNG {
         var text = ""
         for _ in 0..<count {
             text += String(repeating: " ", count: oneIn(4) ? below(6) : 0) + sfBacktraceLine()
-            text += sfPick(["\n", "\n", "\n", "\r\n", "\r", "\n\n", ""])
+            text += pick(["\n", "\n", "\n", "\r\n", "\r", "\n\n", ""])
         }
         return text
     }
@@ -422,7 +407,7 @@ struct SelfFuzzTests {
             var bytes = original
             var applied: [String] = []
             for _ in 0..<(1 + rng.below(32)) {
-                let mutator = rng.sfPick(Mutator.byteLevel)
+                let mutator = rng.pick(Mutator.byteLevel)
                 let partner: [UInt8]? = rng.oneIn(3) ? nil : rng.sfBytes(count: rng.sfLength(upTo: 300))
                 let before = bytes
                 checkMutation(mutator, input: before, partner: partner, maxLength: maxLength, &rng, &v)
@@ -691,11 +676,11 @@ struct SelfFuzzTests {
         case 0: return part(&rng)
         case 1: return String(repeating: "0123456789".randomSlice(&rng), count: 1 + rng.below(2000))  // only digits
         case 2: return String((0..<rng.below(500)).map { _ in Character(Unicode.Scalar(0x0660 + UInt32(rng.below(10)))!) })  // other digits
-        case 3: return part(&rng) + rng.sfPick(["0x", "0X", " 0x", "0x0", "0xg"])
-        case 4: return part(&rng) + rng.sfPick([" [rule: ", " [rule:", "[rule: ", " [rule: ]", " [rule: ]]"])
+        case 3: return part(&rng) + rng.pick(["0x", "0X", " 0x", "0x0", "0xg"])
+        case 4: return part(&rng) + rng.pick([" [rule: ", " [rule:", "[rule: ", " [rule: ]", " [rule: ]]"])
         case 5: return part(&rng) + " [rule: " + part(&rng) + "]"
         case 6:
-            return rng.sfPick(["a", "", "0", " "]) + String(repeating: Character(Unicode.Scalar(0x300 + UInt32(rng.below(0x70)))!), count: rng.below(10_000))
+            return rng.pick(["a", "", "0", " "]) + String(repeating: Character(Unicode.Scalar(0x300 + UInt32(rng.below(0x70)))!), count: rng.below(10_000))
         case 7:
             // Around 1 MB, now and then (each costs a little).
             guard rng.oneIn(8) else { return part(&rng) }
@@ -705,12 +690,12 @@ struct SelfFuzzTests {
         case 9:
             // Multi-byte scalars straddling the 4096-byte cut.
             let pad = String(repeating: "1", count: 4096 - 1 - rng.below(4))
-            return pad + rng.sfPick(["é", "✓", "😀", "\u{301}\u{301}", "👩‍💻", "a\u{FFFE}"]) + part(&rng)
+            return pad + rng.pick(["é", "✓", "😀", "\u{301}\u{301}", "👩‍💻", "a\u{FFFE}"]) + part(&rng)
         case 10:
             // About 200 characters, so that the cut at 200 lands near a "]" or a " [rule: ".
-            let filler = String(repeating: rng.sfPick(["a", "1", "é", "\u{1F1FA}"]), count: 180 + rng.below(30))
-            return filler + " [rule: " + part(&rng) + rng.sfPick(["]", "] tail", "]" + String(repeating: "z", count: rng.below(40))])
-        case 11: return (0..<rng.below(40)).map { _ in String(rng.next(), radix: 16) }.joined(separator: rng.sfPick(["-", " ", "", "x", ": "]))
+            let filler = String(repeating: rng.pick(["a", "1", "é", "\u{1F1FA}"]), count: 180 + rng.below(30))
+            return filler + " [rule: " + part(&rng) + rng.pick(["]", "] tail", "]" + String(repeating: "z", count: rng.below(40))])
+        case 11: return (0..<rng.below(40)).map { _ in String(rng.next(), radix: 16) }.joined(separator: rng.pick(["-", " ", "", "x", ": "]))
         case 12: return part(&rng) + part(&rng) + " [rule: " + part(&rng) + " [rule: " + part(&rng) + "]"
         default: return rng.sfHostileText(maxScalars: 20)
         }

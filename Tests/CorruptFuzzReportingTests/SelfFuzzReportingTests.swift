@@ -22,8 +22,6 @@ import Testing
 // MARK: - Hostile values
 
 extension FuzzRNG {
-    fileprivate mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
-
     fileprivate mutating func hostileScalar() -> Unicode.Scalar {
         func scalar(_ value: Int) -> Unicode.Scalar { Unicode.Scalar(UInt32(value)) ?? "?" }
         switch below(10) {
@@ -65,20 +63,8 @@ extension FuzzRNG {
             repeats = oneIn(6) ? 100 + below(300) : 2 + below(10)
         default: count = below(40)
         }
-        var text = ""
-        defer { if repeats > 1 { text = String(repeating: text, count: repeats) } }
-        var made = 0
-        while made < count {
-            if oneIn(5) {
-                let fragment = pick(fragments)
-                text += fragment
-                made += fragment.unicodeScalars.count
-            } else {
-                text.unicodeScalars.append(hostileScalar())
-                made += 1
-            }
-        }
-        return text
+        let text = hostileText(scalars: count, fragments: fragments, fragmentOneIn: 5) { $0.hostileScalar() }
+        return repeats > 1 ? String(repeating: text, count: repeats) : text
     }
 
     fileprivate mutating func maybeHostileString() -> String? { oneIn(3) ? nil : hostileString() }

@@ -216,3 +216,30 @@ public enum CrashNote {
         sigaction(signal, crashNotePrevious + Int(signal), nil)
     }
 #endif
+
+// MARK: - Hostile values
+
+extension FuzzRNG {
+    /// One of `values`, uniformly.
+    public mutating func pick<T>(_ values: [T]) -> T { values[below(values.count)] }
+
+    /// Text of at least `count` scalars: one time in `fragmentOneIn` a whole fragment (the
+    /// strings the code under test looks for), else one scalar from `scalar`.
+    public mutating func hostileText(
+        scalars count: Int, fragments: [String], fragmentOneIn: Int, scalar: (inout FuzzRNG) -> Unicode.Scalar
+    ) -> String {
+        var text = ""
+        var made = 0
+        while made < count {
+            if oneIn(fragmentOneIn) {
+                let fragment = pick(fragments)
+                text += fragment
+                made += fragment.unicodeScalars.count
+            } else {
+                text.unicodeScalars.append(scalar(&self))
+                made += 1
+            }
+        }
+        return text
+    }
+}
