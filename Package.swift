@@ -154,6 +154,13 @@ let package = Package(
         ),
 
         .executableTarget(
+            name: "corrupt-fuzz-speed",
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "HabitLoaders"],
+            path: "Benchmarks/Speed",
+            exclude: ["libfuzzer-habit.swift", "run.sh"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "plist-harness",
             path: "Examples/PlistHarness",
             swiftSettings: swiftSettings

@@ -174,10 +174,10 @@ public final class Campaign: @unchecked Sendable {
         result.outsideTraps = trapsHost?.traps
         var records: [FindingKey: Int] = [:]
         var behaviours: Set<String> = []
+        var normalized: [String: String] = [:]
         let start = ContinuousClock.now
         let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
-        let slots = executor.slots
-        let batchSize = slots * 4
+        let batchSize = max(1, executor.batchSize)
         var seedsRejected = 0
         var seedsRun = 0
 
@@ -255,7 +255,7 @@ public final class Campaign: @unchecked Sendable {
                             FindingRecord(
                                 finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
                     }
-                } else if behaviours.insert(Self.behaviour(of: outcome)).inserted {
+                } else if behaviours.insert(Self.behaviour(of: outcome, normalized: &normalized)).inserted {
                     schedule.addToPool(input)
                 }
             }
@@ -291,6 +291,13 @@ public final class Campaign: @unchecked Sendable {
 
     private func runBatch(_ batch: [TestInput]) throws(CorruptFuzzError) -> [Judged] {
         let slots = executor.slots
+        if slots == 1 {
+            // One slot (in-process checks): no threads to hand the batch to.
+            var judged: [Judged] = []
+            judged.reserveCapacity(batch.count)
+            for input in batch { judged.append(try judge(input, slot: 0)) }
+            return judged
+        }
         var judged = [Judged?](repeating: nil, count: batch.count)
         let failure = LockedBox<CorruptFuzzError?>(nil)
         judged.withUnsafeMutableBufferPointer { buffer in
@@ -330,13 +337,21 @@ public final class Campaign: @unchecked Sendable {
     }
 
     /// A coarse description of what the loader did, for keeping inputs with new behaviour.
-    private static func behaviour(of judged: Judged) -> String {
+    /// `normalized` memoizes ``Normalize/message(_:)``: the same messages come back on most inputs.
+    private static func behaviour(of judged: Judged, normalized: inout [String: String]) -> String {
+        func normalize(_ text: String) -> String {
+            if let known = normalized[text] { return known }
+            if normalized.count >= 4096 { normalized.removeAll(keepingCapacity: true) }
+            let made = Normalize.message(text)
+            normalized[text] = made
+            return made
+        }
         var key = judged.execution.outcome.word
         if case .rejected(let reason, let code, let message) = judged.execution.outcome {
-            key += "|\(reason?.rawValue ?? "-")|\(code)|\(Normalize.message(message ?? ""))"
+            key += "|\(reason?.rawValue ?? "-")|\(code)|\(normalize(message ?? ""))"
         }
         if case .invalid(let violation)? = judged.verdict {
-            key += "|\(violation.reason?.rawValue ?? "-")|\(Normalize.message(violation.description))"
+            key += "|\(violation.reason?.rawValue ?? "-")|\(normalize(violation.description))"
         }
         return key
     }

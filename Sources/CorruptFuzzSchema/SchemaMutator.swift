@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import Foundation
 
 /// Structure-aware mutations of a schema's files.
 ///
@@ -13,6 +14,9 @@ public struct SchemaMutator: StructureAwareMutator {
     private let parser: SchemaParser
     private let encoder: SchemaEncoder
     private let generator: SchemaGenerator
+    /// The campaign mutates the same few hundred files over and over: each is parsed and
+    /// encoded (for its field spans) once.
+    private let parsedFiles = ParsedFiles()
 
     public init(schema: BinarySchema, limits: SchemaGenerator.Limits = .init()) {
         self.schema = schema
@@ -26,8 +30,7 @@ public struct SchemaMutator: StructureAwareMutator {
     /// One random structure-aware mutation of `bytes`, or nil when they do not parse (then
     /// byte-level mutations are the way to go).
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> Mutation? {
-        guard let value = parser.parse(bytes).value else { return nil }
-        let encoded = encoder.encode(value)
+        guard let encoded = parsedFiles.encoded(bytes, parser: parser, encoder: encoder) else { return nil }
         for _ in 0..<8 {
             let candidates = rng.below(10)
             let mutation: Mutation?
@@ -370,5 +373,23 @@ public struct SchemaMutator: StructureAwareMutator {
     private func enumOutOfRange(_ span: FieldSpan) -> Int128 {
         guard let name = field(at: span)?.enumName, let known = schema.enums[name] else { return 0xFF }
         return (known.keys.max() ?? 0) + 1
+    }
+}
+
+/// Parsed and re-encoded files by their bytes, for ``SchemaMutator/mutate(_:using:)``; cleared
+/// when it holds ``capacity`` files.
+private final class ParsedFiles: @unchecked Sendable {
+    static let capacity = 1024
+    private let lock = NSLock()
+    private var files: [[UInt8]: SchemaEncoder.Output?] = [:]
+
+    func encoded(_ bytes: [UInt8], parser: SchemaParser, encoder: SchemaEncoder) -> SchemaEncoder.Output? {
+        if let known = lock.withLock({ files[bytes] }) { return known }
+        let made = parser.parse(bytes).value.map { encoder.encode($0) }
+        lock.withLock {
+            if files.count >= Self.capacity { files.removeAll(keepingCapacity: true) }
+            files[bytes] = made
+        }
+        return made
     }
 }

@@ -107,13 +107,43 @@ func runLoader<Value>(
         if let message = validate?(value), !message.isEmpty { return .acceptedInvalid(message: message) }
         return .accepted(digest: digest ? String(String(describing: value).prefix(4096)) : "")
     } catch {
-        return .rejected(reason: reasonWord(for: error), exitCode: 1, message: String(describing: error))
+        let (reason, message) = RejectionDescriber.shared.describe(error)
+        return .rejected(reason: reason, exitCode: 1, message: message)
+    }
+}
+
+/// A rejection's reason word and message. Both take reflection (microseconds, more than most
+/// loaders spend on a corrupt file), so an error that is `Hashable` is described once per
+/// distinct value and looked up after that.
+final class RejectionDescriber: @unchecked Sendable {
+    static let shared = RejectionDescriber()
+    /// Distinct errors remembered; the memory is cleared when it is full.
+    static let capacity = 4096
+
+    private let lock = NSLock()
+    private var described: [AnyHashable: (Reason, String)] = [:]
+
+    func describe(_ error: any Error) -> (reason: Reason, message: String) {
+        // The type itself must be Hashable: any error converts to a Hashable NSError, whose
+        // equality (domain and code) would merge different messages.
+        guard type(of: error) is any Hashable.Type, let hashable = (error as Any) as? any Hashable else {
+            return (reasonWord(for: error), String(describing: error))
+        }
+        let key = AnyHashable(hashable)
+        if let known = lock.withLock({ described[key] }) { return known }
+        let made = (reasonWord(for: error), String(describing: error))
+        lock.withLock {
+            if described.count >= Self.capacity { described.removeAll(keepingCapacity: true) }
+            described[key] = made
+        }
+        return made
     }
 }
 
 /// Runs inputs by calling the loader in this process.
 struct InProcessExecutor: Executor {
     let slots = 1
+    let batchSize = 64
     let body: @Sendable ([UInt8]) -> Outcome
 
     func execute(_ input: TestInput, slot: Int) -> Execution {
