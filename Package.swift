@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "CorruptFuzzReporting", targets: ["CorruptFuzzReporting"]),
         .library(name: "CorruptFuzzSchema", targets: ["CorruptFuzzSchema"]),
         .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
+        .library(name: "CorruptFuzzWorker", targets: ["CorruptFuzzWorker"]),
+        .library(name: "CCorruptFuzzWorker", targets: ["CCorruptFuzzWorker"]),
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
         .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
@@ -50,6 +52,12 @@ let package = Package(
             dependencies: ["CorruptFuzzCore", "CCorruptFuzzSpawn"],
             swiftSettings: swiftSettings
         ),
+        // The persistent-worker side of a loader executable: Foundation only (Swift), or C.
+        .target(
+            name: "CorruptFuzzWorker",
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "CCorruptFuzzWorker"),
         .target(
             name: "CorruptFuzzReporting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner"],
@@ -84,7 +92,7 @@ let package = Package(
         ),
         .target(
             name: "CorruptFuzzTesting",
-            dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema", "CorruptFuzzGenerators"],
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema", "CorruptFuzzGenerators", "CorruptFuzzWorker"],
             swiftSettings: swiftSettings
         ),
 
@@ -202,6 +210,12 @@ let package = Package(
             path: "Tests/Fixtures/FixtureTarget",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "WorkerFixture",
+            dependencies: ["CorruptFuzzWorker"],
+            path: "Tests/Fixtures/WorkerFixture",
+            swiftSettings: swiftSettings
+        ),
         // The loop of the self-fuzz properties, shared by two test targets.
         .target(
             name: "SelfFuzzSupport",
@@ -216,7 +230,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzRunnerTests",
-            dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "FixtureTarget"],
+            dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "FixtureTarget", "WorkerFixture"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -20,6 +20,8 @@ public struct SummaryJSON: Codable, Sendable {
         public var escapedProcessesKilled: Int
         /// Inputs the validator could not decide, by reason: they were not labeled.
         public var undecided: [String: Int]
+        /// With a persistent worker (`--worker`): inputs run again, how many differed, an example.
+        public var stability: Stability?
         /// A hash of every input run, in order: equal for equal seeds and corpora.
         public var inputSequenceHash: String
         public var counts: [String: Int]
@@ -63,6 +65,7 @@ public struct SummaryJSON: Codable, Sendable {
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
                 stopReason: r.stopReason, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
+                stability: r.stability,
                 inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 findings: r.findings.enumerated().map { index, record in
                     let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil

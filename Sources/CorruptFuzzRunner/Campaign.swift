@@ -69,6 +69,8 @@ public struct CampaignResult: Sendable {
     /// and memory were checked on them. At most ``maxUndecidedReasons`` reasons are kept.
     public var undecided: [String: Int] = [:]
     public static let maxUndecidedReasons = 20
+    /// With a persistent worker: how often an input run again gave the same outcome.
+    public var stability: Stability?
 
     public var executionsPerSecond: Double { fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0 }
 
@@ -263,6 +265,7 @@ public final class Campaign: @unchecked Sendable {
         }
         result.fuzzSeconds = elapsed()
         result.totalSeconds = elapsed()
+        result.stability = executor.stability
         fuzzed(result)
 
         if configuration.minimize, !result.findings.isEmpty, result.toolError == nil {
@@ -270,6 +273,7 @@ public final class Campaign: @unchecked Sendable {
             minimize(&result.findings, shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
+        result.stability = executor.stability
         result.totalSeconds = elapsed()
         return result
     }

@@ -10,6 +10,9 @@ public struct CampaignSpec: Sendable {
     public enum Target: Sendable {
         /// A command line, one process per input (`@@` is the input's path).
         case command(TargetCommand)
+        /// A command line started once per slot as a persistent worker (CorruptFuzzWorker's
+        /// protocol), restarted after a crash or hang; `@@` in it is dropped.
+        case worker(TargetCommand)
         /// An executor the caller made (in-process closures, persistent workers).
         case executor(any Executor, command: String, takesPath: Bool)
     }
@@ -106,6 +109,13 @@ public struct CampaignSpec: Sendable {
                 command: targetCommand, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
             command = targetCommand.line
             takesPath = targetCommand.takesPath
+            defaultName = targetCommand.name
+        case .worker(let targetCommand):
+            executor = try WorkerExecutor(
+                path: targetCommand.executablePath, arguments: targetCommand.words.dropFirst().filter { $0 != "@@" }, environment: [:],
+                limits: configuration.limits, slots: configuration.jobs)
+            command = targetCommand.line
+            takesPath = true
             defaultName = targetCommand.name
         case .executor(let given, let line, let path):
             executor = given

@@ -53,12 +53,8 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         self.command = command
         self.limits = limits
         self.slots = max(1, slots)
-        var template = Array("\(NSTemporaryDirectory())/corrupt-fuzz.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw CorruptFuzzError(.system, "cannot create a temporary directory: \(String(cString: strerror(errno)))")
-        }
-        let directory = String(cString: made)
-        workDirectory = URL(fileURLWithPath: directory)
+        workDirectory = try ScratchDirectory.make(prefix: "corrupt-fuzz")
+        let directory = workDirectory.path
         let suffix = fileExtension.isEmpty ? "" : ".\(fileExtension)"
         inputPaths = (0..<self.slots).map { "\(directory)/input-\($0)\(suffix)" }
         missingPaths = (0..<self.slots).map { "\(directory)/missing-\($0)\(suffix)" }
@@ -187,9 +183,14 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     }
 
     static func writeFile(_ bytes: [UInt8], to path: String) throws(CorruptFuzzError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Written over and then cut to length, not truncated first: ext4 writes a file back to
+        // disk when it is closed after a truncation to zero, which costs more than most loaders.
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CorruptFuzzError(.system, "cannot write input file \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+        defer {
+            _ = ftruncate(fd, off_t(bytes.count))
+            close(fd)
+        }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }

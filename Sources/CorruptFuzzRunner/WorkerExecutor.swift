@@ -9,18 +9,39 @@ import Foundation
 /// sees the signal (and the backtrace the worker printed), reports a crash, and starts a new
 /// worker for the next input.
 ///
-/// The protocol: the worker reads one input path per line on stdin, runs it, and writes one
-/// line to fd 3: `A <digest>` when it accepted the input, `V <message>` when it accepted it but
-/// the app's own check of the loaded value failed, `R <reason or -> <message>` when it rejected it (newlines in digest and message replaced by spaces). Its stdout and stderr go to
-/// a log, whose new part is read after a crash.
+/// The protocol (CorruptFuzzWorker's): the worker is started with `CORRUPT_FUZZ_WORKER_FD=3`,
+/// reads one input path per line on stdin, runs it, and writes one line to fd 3: `A <digest>`
+/// when it accepted the input, `V <message>` when it accepted it but the app's own check of the
+/// loaded value failed, `R <reason or -> <message>` when it rejected it (newlines in digest and
+/// message replaced by spaces). Before the first input it writes `H <version>` there, so a
+/// command that is not a worker is told apart at once from a worker that crashed. Its stdout
+/// and stderr go to a log, whose new part is read after a crash.
+///
+/// Every ``recheckInterval``-th input of a slot is followed by an earlier input of that slot run
+/// again: a different outcome the second time means state leaks between inputs
+/// (``stability``).
 public final class WorkerExecutor: Executor, @unchecked Sendable {
     public let slots: Int
+    /// How many inputs of a slot run between two rechecks.
+    public static let recheckInterval = 64
+    /// The environment variable that tells a loader it runs as a worker, and its value.
+    public static let protocolVariable = (name: "CORRUPT_FUZZ_WORKER_FD", value: "3")
+    /// The worker's log is emptied when it grows past this many bytes (a worker that floods
+    /// its output must not fill the disk).
+    static let maxLogBytes: off_t = 16 << 20
     private let path: String
     private let arguments: [String]
     private let environment: [String: String]
     private let limits: ProcessExecutor.Limits
     private let workDirectory: URL
     private var workers: [Worker?]
+    /// Per slot: inputs run, and the last few (bytes and outcome) for rechecks.
+    private var runs: [Int]
+    private var recent: [[(bytes: [UInt8]?, outcome: String)]]
+    private let stabilityLock = NSLock()
+    private var measured = Stability()
+
+    public var stability: Stability? { stabilityLock.withLock { measured } }
 
     private struct Worker {
         var pid: pid_t
@@ -38,10 +59,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         self.limits = limits
         self.slots = max(1, slots)
         workers = Array(repeating: nil, count: self.slots)
+        runs = Array(repeating: 0, count: self.slots)
+        recent = Array(repeating: [], count: self.slots)
         signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
-        var template = Array("\(NSTemporaryDirectory())/corrupt-fuzz-worker.XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw CorruptFuzzError(.system, "cannot create a temporary directory") }
-        workDirectory = URL(fileURLWithPath: String(cString: made))
+        workDirectory = try ScratchDirectory.make(prefix: "corrupt-fuzz-worker")
     }
 
     deinit {
@@ -50,6 +71,40 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        let execution = try run(input, slot: slot)
+        runs[slot] += 1
+        let key = Self.stableKey(execution.outcome)
+        guard let key else { return execution }
+        if runs[slot] % Self.recheckInterval == 0, let earlier = recent[slot].first {
+            let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot)
+            let second = Self.stableKey(again.outcome) ?? again.outcome.word
+            stabilityLock.withLock {
+                measured.rechecked += 1
+                if second != earlier.outcome {
+                    measured.differed += 1
+                    if measured.example == nil {
+                        let size = earlier.bytes.map { "\($0.count) bytes" } ?? "a missing file"
+                        measured.example = "an input of \(size) was \(earlier.outcome), later \(second)"
+                    }
+                }
+            }
+        }
+        recent[slot].append((input.bytes, key))
+        if recent[slot].count > 8 { recent[slot].removeFirst() }
+        return execution
+    }
+
+    /// What must be the same when an input runs again: accepted, or rejected with which reason.
+    /// Crashes, hangs and running out of memory restart the worker, so they are not compared.
+    static func stableKey(_ outcome: Outcome) -> String? {
+        switch outcome {
+        case .accepted, .acceptedInvalid: "accepted"
+        case .rejected(let reason, _, _): "rejected (\(reason?.rawValue ?? "no reason"))"
+        case .crashed, .hung, .outOfMemory: nil
+        }
+    }
+
+    private func run(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         let file = workDirectory.appendingPathComponent("input-\(slot)").path
         if let bytes = input.bytes {
             try ProcessExecutor.writeFile(bytes, to: file)
@@ -69,6 +124,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
                 worker.pending.removeSubrange(...newline)
                 workers[slot] = worker
                 let outcome = Self.parse(line)
+                if lseek(worker.log, 0, SEEK_END) > Self.maxLogBytes { _ = ftruncate(worker.log, 0) }
                 var digest: [UInt8] = []
                 if case .accepted(let text) = outcome { digest = Array(text.utf8) }
                 return Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started))
@@ -150,6 +206,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         let log = open(logPath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
         var env = ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        env[Self.protocolVariable.name] = Self.protocolVariable.value
         for (key, value) in environment { env[key] = value }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -165,7 +222,46 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             close(commandPipe[1]); close(resultPipe[0]); close(log)
             throw CorruptFuzzError(.unusableTarget, "cannot start worker \(path): \(String(cString: strerror(errno)))")
         }
-        return Worker(pid: pid, commands: commandPipe[1], results: resultPipe[0], log: log)
+        var worker = Worker(pid: pid, commands: commandPipe[1], results: resultPipe[0], log: log)
+        if let problem = awaitHello(&worker) {
+            let printed = String(decoding: Self.readLog(log, from: 0).prefix(600), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            kill(-pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            cf_forget_child(pid)
+            close(worker.commands); close(worker.results); close(log)
+            throw CorruptFuzzError(
+                .unusableTarget,
+                "\(path) is not a corrupt-fuzz worker: it \(problem) instead of saying hello on fd 3. --worker needs a loader that serves inputs (CorruptFuzzWorker.serve in Swift, cf_worker_main from corrupt_fuzz_worker.h in C; see the README)"
+                    + (printed.isEmpty ? "" : ". It printed: \(printed)"))
+        }
+        return worker
+    }
+
+    /// Waits for the worker's `H` line; nil when it came, else what happened instead. A worker
+    /// gets ten times the input timeout (at least 10 s) to start: a test binary takes a while.
+    private func awaitHello(_ worker: inout Worker) -> String? {
+        let wait = max(10_000, 10 * limits.timeoutMilliseconds)
+        let deadline = ContinuousClock.now + .milliseconds(wait)
+        while true {
+            if let newline = worker.pending.firstIndex(of: 0x0A) {
+                let line = worker.pending[..<newline]
+                worker.pending.removeSubrange(...newline)
+                return line.first == UInt8(ascii: "H") ? nil : "answered \"\(String(decoding: line.prefix(80), as: UTF8.self))\""
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return "said nothing within \(wait) ms" }
+            var poller = pollfd(fd: worker.results, events: Int16(POLLIN), revents: 0)
+            let ms = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(&poller, 1, ms)
+            if ready < 0, errno != EINTR { return "could not be read (\(String(cString: strerror(errno))))" }
+            if ready > 0 {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let n = read(worker.results, &buffer, buffer.count)
+                guard n > 0 else { return "ended" }
+                worker.pending += buffer[0..<n]
+            }
+        }
     }
 
     private func stop(_ slot: Int) {

@@ -1,5 +1,6 @@
 import CorruptFuzzCore
 import CorruptFuzzRunner
+import CorruptFuzzWorker
 import Foundation
 
 /// How a check runs the loader.
@@ -78,23 +79,13 @@ public struct CorruptFuzzReport: Sendable {
     public var kinds: Set<FindingKind> { Set(findings.map(\.kind)) }
 }
 
-/// Why a loader rejected data, as a reason word: an error's `reason` string property if it has
-/// one (`HabitLoadError(reason: "corrupt", …)`), `empty`/`not-found`/`corrupt` for Foundation's
-/// file and decoding errors, and the error's type name otherwise.
+/// Why a loader rejected data, as a reason word: an error's `reason` property if it has one
+/// (`HabitLoadError(reason: "corrupt", …)`; a ``Reason``, a String or a String-backed enum),
+/// `empty`/`not-found`/`corrupt` for Foundation's file and decoding errors
+/// (``CorruptFuzzWorker/reasonWord(of:)``), and the error's type name otherwise.
 func reasonWord(for error: any Error) -> Reason {
-    let property = Mirror(reflecting: error).children.first { $0.label == "reason" }?.value
-    if let reason = property as? Reason { return reason }
-    if let word = (property as? String) ?? (property as? any RawRepresentable<String>)?.rawValue { return Reason(word) }
-    if error is DecodingError { return .corrupt }
-    if let cocoa = error as? CocoaError {
-        switch cocoa.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return .notFound
-        case .fileReadCorruptFile, .propertyListReadCorrupt: return .corrupt
-        case .fileReadTooLarge: return "too-large"
-        default: break
-        }
-    }
-    return Reason(String(describing: type(of: error)))
+    if let reason = Mirror(reflecting: error).children.first(where: { $0.label == "reason" })?.value as? Reason { return reason }
+    return Reason(CorruptFuzzWorker.reasonWord(of: error) ?? String(describing: type(of: error)))
 }
 
 /// Runs a loader on one input in-process and says what it did. With `digest`, an accepted

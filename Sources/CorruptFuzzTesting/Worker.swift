@@ -1,3 +1,4 @@
+import CorruptFuzzWorker
 import Foundation
 
 /// The worker side of process isolation: when this test process was started as a worker for
@@ -8,28 +9,17 @@ enum WorkerMode {
     /// The check this process serves, if it is a worker.
     static var servedCheck: String? { ProcessInfo.processInfo.environment[variable] }
 
-    /// Serves inputs forever (until stdin closes), then exits the process.
+    /// Serves inputs forever (until stdin closes), then exits the process: the worker loop of
+    /// ``CorruptFuzzWorker``, around the check's loader.
     static func serve<Value>(_ load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: Bool) -> Never {
-        while let line = readLine(strippingNewline: true) {
-            let bytes = FileManager.default.contents(atPath: line).map { [UInt8]($0) }
-            var reply: String
-            if let bytes {
-                switch runLoader(load, validate: validate, bytes: bytes, digest: digest) {
-                case .accepted(let text): reply = "A " + flatten(text)
-                case .acceptedInvalid(let message): reply = "V " + flatten(message)
-                case .rejected(let reason, _, let message): reply = "R \(reason ?? "-") " + flatten(message ?? "")
-                default: reply = "R - unexpected"
-                }
-            } else {
-                reply = "R not-found cannot read \(line)"
+        CorruptFuzzWorker.serveInputs(resultDescriptor: 3) { data in
+            guard let data else { return .rejected(reason: "not-found", message: "the file does not exist") }
+            switch runLoader(load, validate: validate, bytes: [UInt8](data), digest: digest) {
+            case .accepted(let text): return .accepted(digest: text)
+            case .acceptedInvalid(let message): return .acceptedInvalid(message: message)
+            case .rejected(let reason, _, let message): return .rejected(reason: reason?.rawValue, message: message ?? "")
+            default: return .rejected(reason: nil, message: "unexpected")
             }
-            reply += "\n"
-            _ = reply.withCString { write(3, $0, strlen($0)) }
         }
-        exit(0)
-    }
-
-    private static func flatten(_ text: String) -> String {
-        String(text.map { $0.isNewline ? " " : $0 }.prefix(2000))
     }
 }

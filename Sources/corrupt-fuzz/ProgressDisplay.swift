@@ -40,6 +40,11 @@ final class ProgressDisplay {
         note(
             "[\(result.targetName)] done\(stop): \(result.executions) executions in \(String(format: "%.1f", result.fuzzSeconds))s, \(result.findings.count) findings"
         )
+        if let stability = result.stability, stability.differed > 0 {
+            note(
+                "[\(result.targetName)] warning: stability \(String(format: "%.1f", 100 * stability.ratio))%: \(stability.differed) of \(stability.rechecked) inputs run again had another outcome (\(stability.example ?? "")); the worker keeps state between inputs"
+            )
+        }
         if result.escapedProcessesKilled > 0 {
             note(
                 "[\(result.targetName)] note: killed \(result.escapedProcessesKilled) process\(result.escapedProcessesKilled == 1 ? "" : "es") the target left running outside its process group"

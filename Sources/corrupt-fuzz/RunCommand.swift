@@ -43,6 +43,13 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Report findings without minimizing them.")
     var noMinimize = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Start the target once as a persistent worker that loads input after input (CorruptFuzzWorker.serve, or cf_worker_main in C), instead of once per input; restarted after a crash or hang."
+        ))
+    var worker = false
+
     func validate() throws {
         if let runs, runs <= 0 { throw ValidationError("--runs must be positive") }
         if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
@@ -54,8 +61,8 @@ struct RunCommand: ParsableCommand {
         if hasTarget, corpus == nil, !generates {
             throw ValidationError("--target needs --corpus (a folder of seed files), or --schema, --xsd or a --format with a generator (to generate them)")
         }
-        if !hasTarget, corpus != nil || targetOptions.schema != nil || targetOptions.validator != nil {
-            throw ValidationError("--corpus, --schema and --validator need --target (the loader to test)")
+        if !hasTarget, corpus != nil || targetOptions.schema != nil || targetOptions.validator != nil || worker {
+            throw ValidationError("--corpus, --schema, --validator and --worker need --target (the loader to test)")
         }
     }
 
@@ -70,7 +77,9 @@ struct RunCommand: ParsableCommand {
         let plans: [CampaignPlan]
         do {
             if let target = targetOptions.target {
-                plans = [try CampaignPlan.make(target: target, corpus: corpus, options: targetOptions, configuration: configuration)]
+                plans = [
+                    try CampaignPlan.make(target: target, worker: worker, corpus: corpus, options: targetOptions, configuration: configuration)
+                ]
             } else {
                 plans = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil)
             }
@@ -198,18 +207,18 @@ struct CampaignPlan {
 
     /// Maps the command line into a ``CampaignSpec`` and assembles it.
     static func make(
-        target: String, corpus: String?, options: TargetOptions, configuration: FuzzConfiguration, name: String? = nil
+        target: String, worker: Bool = false, corpus: String?, options: TargetOptions, configuration: FuzzConfiguration, name: String? = nil
     ) throws -> CampaignPlan {
         try make(
-            target: target, corpus: corpus, format: try options.resolvedFormat(), appValidator: options.validator,
+            target: target, worker: worker, corpus: corpus, format: try options.resolvedFormat(), appValidator: options.validator,
             configuration: configuration, name: name)
     }
 
     /// A campaign of `target` on `corpus` (or seeds the format generates), labelled by the app's
     /// validator command when given, else by the format's.
     static func make(
-        target: String, corpus: String?, format: ResolvedFormat?, appValidator: String?, configuration: FuzzConfiguration,
-        name: String? = nil
+        target: String, worker: Bool = false, corpus: String?, format: ResolvedFormat?, appValidator: String?,
+        configuration: FuzzConfiguration, name: String? = nil
     ) throws -> CampaignPlan {
         let command = try TargetCommand(target)
         let validator = try appValidator.map { line in
@@ -218,7 +227,7 @@ struct CampaignPlan {
                 fileExtension: format?.format.fileExtension ?? "")
         }
         let spec = CampaignSpec(
-            target: .command(command), name: name, format: format?.format, validator: validator,
+            target: worker ? .worker(command) : .command(command), name: name, format: format?.format, validator: validator,
             seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount), configuration: configuration)
         let assembled = try spec.assemble()
         var selection = appValidator.map { [["--validator", $0]] } ?? []

@@ -109,6 +109,47 @@ struct CLIEngineTests {
         for pid in processes(named: token) { kill(pid, SIGKILL) }
     }
 
+    @Test("--worker: a crash inside the worker is one finding with the input that caused it, and the campaign goes on")
+    func workerCrash() throws {
+        let corpus = try temporaryFolder("corpus")
+        defer { try? FileManager.default.removeItem(at: corpus) }
+        try Data("OK first".utf8).write(to: corpus.appendingPathComponent("a.txt"))
+        try Data("OK second".utf8).write(to: corpus.appendingPathComponent("b.txt"))
+        let (result, target, reports) = try campaign([
+            "--target", "\(product("WorkerFixture")) strict", "--worker", "--corpus", corpus.path, "--runs", "600", "--timeout", "2s",
+        ])
+        defer { try? FileManager.default.removeItem(at: reports) }
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        let findings = target["findings"] as? [[String: Any]] ?? []
+        let crashes = findings.filter { $0["kind"] as? String == "crash" }
+        #expect(crashes.count == 1, "\(findings.map { $0["signature"] ?? "" })")
+        let crash = try #require(crashes.first)
+        #expect((crash["signature"] as? String)?.contains("a zero byte at") == true, "\(crash)")
+        let reproducer = try #require(crash["reproducer"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: reproducer)).contains(0))
+        #expect((crash["hits"] as? Int ?? 0) >= 1)
+        #expect(target["executions"] as? Int == 600)
+        let stability = try #require(target["stability"] as? [String: Any])
+        #expect(stability["differed"] as? Int == 0)
+        #expect((stability["rechecked"] as? Int ?? 0) > 0)
+        // The replay command runs the same executable one input at a time.
+        let replay = try #require(crash["replay"] as? String)
+        #expect(replay.contains("replay") && !replay.contains("--worker"), "\(replay)")
+    }
+
+    @Test("--worker with a command that is not a worker stops with an error that says what to do")
+    func notAWorker() throws {
+        let corpus = try temporaryFolder("corpus")
+        defer { try? FileManager.default.removeItem(at: corpus) }
+        try Data("OK".utf8).write(to: corpus.appendingPathComponent("a.txt"))
+        let result = try corruptFuzz([
+            "run", "--target", "\(product("FixtureTarget")) accept @@", "--worker", "--corpus", corpus.path, "--runs", "10",
+            "--reports", corpus.appendingPathComponent("reports").path,
+        ])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("is not a corrupt-fuzz worker"), "stderr: \(result.stderr)")
+    }
+
     /// Pids of processes whose command line holds `name`.
     func processes(named name: String) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

@@ -1,0 +1,124 @@
+// The persistent-worker loop of corrupt_fuzz_worker.h.
+#include "corrupt_fuzz_worker.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void copy_text(char *to, size_t capacity, const char *from) {
+    if (!from) from = "";
+    size_t n = 0;
+    for (; from[n] != '\0' && n + 1 < capacity; n++) to[n] = (from[n] == '\n' || from[n] == '\r') ? ' ' : from[n];
+    to[n] = '\0';
+}
+
+void cf_worker_accept(cf_worker_reply *reply, const char *digest) {
+    reply->kind = 'A';
+    reply->reason[0] = '\0';
+    copy_text(reply->text, sizeof reply->text, digest);
+}
+
+void cf_worker_accept_invalid(cf_worker_reply *reply, const char *message) {
+    reply->kind = 'V';
+    reply->reason[0] = '\0';
+    copy_text(reply->text, sizeof reply->text, message);
+}
+
+void cf_worker_reject(cf_worker_reply *reply, const char *reason, const char *message) {
+    reply->kind = 'R';
+    copy_text(reply->reason, sizeof reply->reason, reason);
+    for (char *c = reply->reason; *c; c++)
+        if (*c == ' ' || *c == '\t') *c = '-';
+    copy_text(reply->text, sizeof reply->text, message);
+}
+
+/// Reads a whole file; *size is set; NULL with errno when it cannot.
+static uint8_t *read_file(FILE *file, size_t *size) {
+    size_t capacity = 65536, length = 0;
+    uint8_t *data = malloc(capacity);
+    if (!data) return NULL;
+    for (;;) {
+        size_t n = fread(data + length, 1, capacity - length, file);
+        length += n;
+        if (n == 0) break;
+        if (length == capacity) {
+            uint8_t *grown = realloc(data, capacity * 2);
+            if (!grown) { free(data); errno = ENOMEM; return NULL; }
+            data = grown;
+            capacity *= 2;
+        }
+    }
+    if (ferror(file)) { free(data); return NULL; }
+    *size = length;
+    return data;
+}
+
+/// Loads the file at `path` (or `file` when given) into `reply`; returns the load's status.
+static int load_path(const char *path, FILE *given, cf_worker_load_fn load, cf_worker_reply *reply) {
+    FILE *file = given ? given : fopen(path, "rb");
+    if (!file) {
+        cf_worker_reject(reply, "not-found", "the file does not exist");
+        return 1;
+    }
+    size_t size = 0;
+    uint8_t *data = read_file(file, &size);
+    if (!given) fclose(file);
+    if (!data) {
+        cf_worker_reject(reply, "unreadable", strerror(errno));
+        return 1;
+    }
+    memset(reply, 0, sizeof *reply);
+    reply->kind = 'R';
+    int status = load(data, size, reply);
+    free(data);
+    if (status == 0 && reply->kind == 'R') reply->kind = 'A';
+    if (status != 0) reply->kind = 'R';
+    return status;
+}
+
+static int write_all(int fd, const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t n = write(fd, bytes, length);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        bytes += n;
+        length -= (size_t)n;
+    }
+    return 0;
+}
+
+int cf_worker_main(int argc, char **argv, cf_worker_load_fn load) {
+    static cf_worker_reply reply;
+    const char *variable = getenv("CORRUPT_FUZZ_WORKER_FD");
+    if (variable && *variable) {
+        int fd = atoi(variable);
+        char *line = NULL;
+        size_t capacity = 0;
+        ssize_t length;
+        static char out[sizeof reply.reason + sizeof reply.text + 8];
+        if (write_all(fd, "H 1\n", 4) != 0) return 0;
+        while ((length = getline(&line, &capacity, stdin)) > 0) {
+            if (line[length - 1] == '\n') line[--length] = '\0';
+            load_path(line, NULL, load, &reply);
+            int n;
+            if (reply.kind == 'R')
+                n = snprintf(out, sizeof out, "R %s %s\n", reply.reason[0] ? reply.reason : "-", reply.text);
+            else
+                n = snprintf(out, sizeof out, "%c %s\n", reply.kind, reply.text);
+            if (n < 0) n = 0;
+            if ((size_t)n >= sizeof out) { n = (int)sizeof out - 1; out[n - 1] = '\n'; }
+            if (write_all(fd, out, (size_t)n) != 0) break;
+        }
+        free(line);
+        return 0;
+    }
+    int status = argc > 1 ? load_path(argv[1], NULL, load, &reply) : load_path(NULL, stdin, load, &reply);
+    if (status == 0) {
+        printf("%s\n", reply.text);
+        return 0;
+    }
+    fprintf(stderr, "reason: %s\n%s\n", reply.reason[0] ? reply.reason : "-", reply.text);
+    return 1;
+}

@@ -1,0 +1,64 @@
+// corrupt-fuzz's persistent-worker protocol for loaders written in C, C++, Rust (through its
+// C ABI) or anything else that links C: the loader executable starts once and loads input after
+// input for `corrupt-fuzz run --worker`, and still works one file at a time otherwise.
+//
+//     #include "corrupt_fuzz_worker.h"
+//
+//     static int load(const uint8_t *data, size_t size, cf_worker_reply *reply) {
+//         if (size < 4 || memcmp(data, "HBTS", 4) != 0) {
+//             cf_worker_reject(reply, "corrupt", "bad magic");
+//             return 1;
+//         }
+//         cf_worker_accept(reply, "ok");
+//         return 0;
+//     }
+//
+//     int main(int argc, char **argv) { return cf_worker_main(argc, argv, load); }
+//
+// Protocol (the same as CorruptFuzzWorker.serve in Swift): corrupt-fuzz sets
+// CORRUPT_FUZZ_WORKER_FD to the result descriptor (3); the worker writes `H 1` (hello, protocol
+// version 1) there, then corrupt-fuzz writes one input path per line on its standard input;
+// for each, the worker writes one line to the result descriptor:
+// `A <digest>` (accepted), `V <message>` (accepted, but the app's own check of the value
+// failed) or `R <reason|-> <message>` (rejected). Newlines in the text become spaces. Without
+// CORRUPT_FUZZ_WORKER_FD, cf_worker_main loads argv[1] (or standard input) once, prints the
+// digest and returns 0, or prints `reason: WORD` and the message on stderr and returns 1.
+//
+// Copy this header and corrupt_fuzz_worker.c into a project that does not build with SwiftPM.
+#ifndef CORRUPT_FUZZ_WORKER_H
+#define CORRUPT_FUZZ_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What one load says: filled in by the load function through cf_worker_accept,
+/// cf_worker_accept_invalid or cf_worker_reject.
+typedef struct cf_worker_reply {
+    /// 'A', 'V' or 'R'.
+    char kind;
+    /// The reason word of a rejection ("" for none).
+    char reason[64];
+    /// The digest of an accepted input, or the message.
+    char text[2048];
+} cf_worker_reply;
+
+/// Loads one input. Returns 0 when it accepted the data, anything else when it rejected it.
+/// The data is only valid during the call.
+typedef int (*cf_worker_load_fn)(const uint8_t *data, size_t size, cf_worker_reply *reply);
+
+void cf_worker_accept(cf_worker_reply *reply, const char *digest);
+void cf_worker_accept_invalid(cf_worker_reply *reply, const char *message);
+void cf_worker_reject(cf_worker_reply *reply, const char *reason, const char *message);
+
+/// Serves inputs as a worker, or loads one file; returns the process's exit status.
+int cf_worker_main(int argc, char **argv, cf_worker_load_fn load);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,171 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+
+/// Makes a loader executable a persistent worker for `corrupt-fuzz run --worker`: the process
+/// starts once and loads input after input, instead of paying a process start (milliseconds for
+/// anything that links Foundation) for every input.
+///
+/// ```swift
+/// import CorruptFuzzWorker
+///
+/// CorruptFuzzWorker.serve { data in try FriendListLoader.load(data) }
+/// ```
+///
+/// The same executable still works one input at a time: when corrupt-fuzz did not start it as
+/// a worker, `serve` loads the file named by its first argument (or standard input) once, prints
+/// the digest and exits 0, or prints `reason: WORD` and the message on standard error and exits
+/// 1, the target protocol. So replay commands, other tools and `--target 'loader @@'` without
+/// `--worker` keep working.
+///
+/// The protocol, for workers written in other languages (a C header with the same loop is
+/// `corrupt_fuzz_worker.h` in the `CCorruptFuzzWorker` target): corrupt-fuzz sets
+/// ``descriptorVariable`` to the number of the result descriptor (3), then writes one input
+/// path per line on the worker's standard input. For each, the worker loads the file and writes
+/// one line to the result descriptor:
+///
+/// - `A <digest>`: accepted (the digest is what the loader read, where a leaked canary shows);
+/// - `V <message>`: accepted, but the app's own check of the loaded value failed;
+/// - `R <reason> <message>`: rejected, with the reason word (`-` when there is none).
+///
+/// Newlines in digests and messages are written as spaces; a missing file is `R not-found`.
+/// Before reading the first path, the worker writes `H 1` (its protocol version), so
+/// corrupt-fuzz can tell a command that is not a worker from one that crashed.
+/// Standard output and error go to a log that corrupt-fuzz reads after a crash. A crash or hang
+/// ends the worker: corrupt-fuzz reports it against the input in flight and starts a new worker.
+/// State must not leak from one input to the next: corrupt-fuzz re-runs an earlier input now and
+/// then and reports the campaign's stability.
+public enum CorruptFuzzWorker {
+    /// Set by corrupt-fuzz to the result descriptor's number when it starts a worker.
+    public static let descriptorVariable = "CORRUPT_FUZZ_WORKER_FD"
+
+    /// Whether corrupt-fuzz started this process as a worker.
+    public static var isWorker: Bool { resultDescriptor != nil }
+
+    static var resultDescriptor: Int32? {
+        ProcessInfo.processInfo.environment[descriptorVariable].flatMap { Int32($0) }
+    }
+
+    /// What one load did, in the protocol's words.
+    public enum Reply: Sendable, Hashable {
+        case accepted(digest: String)
+        case acceptedInvalid(message: String)
+        case rejected(reason: String?, message: String)
+
+        /// The protocol line, without its newline.
+        public var line: String {
+            switch self {
+            case .accepted(let digest): "A " + Self.flatten(digest)
+            case .acceptedInvalid(let message): "V " + Self.flatten(message)
+            case .rejected(let reason, let message): "R \(reason.map(Self.word) ?? "-") " + Self.flatten(message)
+            }
+        }
+
+        static func flatten(_ text: String) -> String {
+            String(text.prefix(2000).map { $0.isNewline ? " " : $0 })
+        }
+
+        static func word(_ reason: String) -> String {
+            let word = reason.filter { !$0.isWhitespace }
+            return word.isEmpty ? "-" : word
+        }
+    }
+
+    /// Loads inputs with `load` until corrupt-fuzz closes standard input (as a worker), or
+    /// loads the one file named on the command line (otherwise); then exits.
+    /// - Parameters:
+    ///   - load: The app's loader: returns the loaded value or throws why it cannot. An error
+    ///     with a `reason` property (a String or a String-backed enum) gives the reason word.
+    ///   - validate: The app's own check of a loaded value (`validateUserData`), nil when fine.
+    ///   - digest: What the loaded value shows of the file (default: its description).
+    public static func serve<Value>(
+        _ load: (Data) throws -> Value, validate: ((Value) -> String?)? = nil,
+        digest: (Value) -> String = { String(String(describing: $0).prefix(4096)) }
+    ) -> Never {
+        let run = { (data: Data?) -> Reply in
+            guard let data else { return .rejected(reason: "not-found", message: "the file does not exist") }
+            return reply(data, load: load, validate: validate, digest: digest)
+        }
+        if let descriptor = resultDescriptor {
+            serveInputs(resultDescriptor: descriptor, run)
+        }
+        loadOnce(run)
+    }
+
+    /// One load, as a reply.
+    public static func reply<Value>(
+        _ data: Data, load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: (Value) -> String
+    ) -> Reply {
+        do {
+            let value = try load(data)
+            if let message = validate?(value), !message.isEmpty { return .acceptedInvalid(message: message) }
+            return .accepted(digest: digest(value))
+        } catch {
+            return .rejected(reason: reasonWord(of: error), message: String(describing: error))
+        }
+    }
+
+    /// The reason word of an error: its `reason` property (a String, or a String-backed enum);
+    /// `corrupt` for Codable's decoding errors; `not-found`, `corrupt` or `too-large` for
+    /// Foundation's file and property-list errors; else nil.
+    public static func reasonWord(of error: any Error) -> String? {
+        let property = Mirror(reflecting: error).children.first { $0.label == "reason" }?.value
+        if let word = (property as? String) ?? (property as? any RawRepresentable<String>)?.rawValue { return word }
+        if error is DecodingError { return "corrupt" }
+        if let cocoa = error as? CocoaError {
+            switch cocoa.code {
+            case .fileReadNoSuchFile, .fileNoSuchFile: return "not-found"
+            case .fileReadCorruptFile, .propertyListReadCorrupt: return "corrupt"
+            case .fileReadTooLarge: return "too-large"
+            default: break
+            }
+        }
+        return nil
+    }
+
+    /// The worker loop: a path per line on standard input, a reply per line on `descriptor`
+    /// (nil data: the file does not exist), until standard input closes; then exits.
+    public static func serveInputs(resultDescriptor descriptor: Int32, _ run: (Data?) -> Reply) -> Never {
+        func send(_ line: String) {
+            let bytes = Array((line + "\n").utf8)
+            var written = 0
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
+                if n < 0, errno == EINTR { continue }
+                if n <= 0 { exit(0) }  // corrupt-fuzz is gone
+                written += n
+            }
+        }
+        send("H \(protocolVersion)")
+        while let path = readLine(strippingNewline: true) {
+            send(run(FileManager.default.contents(atPath: path)).line)
+        }
+        exit(0)
+    }
+
+    /// The protocol version a worker announces in its first line, `H 1`.
+    public static let protocolVersion = 1
+
+    /// One input, the target protocol's way: the file named by the first argument, or
+    /// standard input.
+    static func loadOnce(_ run: (Data?) -> Reply) -> Never {
+        let arguments = CommandLine.arguments
+        let data: Data? = arguments.count > 1 ? FileManager.default.contents(atPath: arguments[1]) : FileHandle.standardInput.readDataToEndOfFile()
+        switch run(data) {
+        case .accepted(let digest):
+            print(digest)
+            exit(0)
+        case .acceptedInvalid(let message):
+            // Loaded, but the app's own check says the value is wrong: a one-shot run accepts
+            // (exit 0) and says so, for the app's validator to judge.
+            print(message)
+            exit(0)
+        case .rejected(let reason, let message):
+            FileHandle.standardError.write(Data("reason: \(reason.map(Reply.word) ?? "-")\n\(message)\n".utf8))
+            exit(1)
+        }
+    }
+}

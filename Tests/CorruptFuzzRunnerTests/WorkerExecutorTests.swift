@@ -1,0 +1,74 @@
+import CorruptFuzzCore
+import CorruptFuzzRunner
+import Foundation
+import Testing
+
+@Suite("Persistent workers: the protocol, crashes and hangs, stability, commands that are not workers")
+struct WorkerExecutorTests {
+    func worker(_ mode: String, timeout: Int = 2000) throws -> WorkerExecutor {
+        try WorkerExecutor(
+            path: BuiltProducts.path("WorkerFixture"), arguments: [mode], environment: [:],
+            limits: .init(timeoutMilliseconds: timeout), slots: 1)
+    }
+
+    func run(_ executor: WorkerExecutor, _ text: String?) throws -> Outcome {
+        try executor.execute(TestInput(bytes: text.map { Array($0.utf8) }, seedName: "test"), slot: 0).outcome
+    }
+
+    @Test("accepts, rejects with the reason, reports a missing file as not-found")
+    func answers() throws {
+        let executor = try worker("strict")
+        #expect(try run(executor, "OK fine") == .accepted(digest: "OK fine"))
+        #expect(try run(executor, "nope") == .rejected(reason: "corrupt", exitCode: 1, message: "LoadError(reason: \"corrupt\", message: \"no OK\")"))
+        #expect(
+            try run(executor, "OK2")
+                == .rejected(reason: "unsupported-version", exitCode: 1, message: "LoadError(reason: \"unsupported-version\", message: \"version 2\")"))
+        #expect(try run(executor, nil) == .rejected(reason: "not-found", exitCode: 1, message: "the file does not exist"))
+    }
+
+    @Test("a crash is reported against the input in flight, and the next input gets a new worker")
+    func crashThenGoOn() throws {
+        let executor = try worker("strict")
+        #expect(try run(executor, "OK before") == .accepted(digest: "OK before"))
+        guard case .crashed(let signal, _, let message) = try run(executor, "OK\u{0}crash") else {
+            Issue.record("the zero byte did not crash the worker")
+            return
+        }
+        #expect(signal == SIGILL || signal == SIGTRAP)
+        #expect(message?.contains("a zero byte at 2") == true, "\(message ?? "no message")")
+        #expect(try run(executor, "OK after") == .accepted(digest: "OK after"))
+    }
+
+    @Test("a hang is killed at the deadline and the next input gets a new worker")
+    func hangThenGoOn() throws {
+        let executor = try worker("strict", timeout: 300)
+        #expect(try run(executor, "HANG") == .hung(milliseconds: 300))
+        #expect(try run(executor, "OK after") == .accepted(digest: "OK after"))
+    }
+
+    @Test("a worker that keeps state between inputs shows in its stability")
+    func stability() throws {
+        let leaky = try worker("leaky")
+        for index in 0..<(4 * WorkerExecutor.recheckInterval) { _ = try run(leaky, "input \(index)") }
+        let measured = try #require(leaky.stability)
+        #expect(measured.rechecked == 4)
+        #expect(measured.differed > 0)
+        #expect(measured.example?.contains("later") == true)
+
+        let strict = try worker("strict")
+        for index in 0..<(2 * WorkerExecutor.recheckInterval) { _ = try run(strict, index % 2 == 0 ? "OK \(index)" : "bad \(index)") }
+        #expect(strict.stability == Stability(rechecked: 2, differed: 0))
+    }
+
+    @Test("a command that does not speak the protocol is an error that says so")
+    func notAWorker() throws {
+        let executor = try WorkerExecutor(
+            path: BuiltProducts.fixture, arguments: ["accept"], environment: [:], limits: .init(timeoutMilliseconds: 300), slots: 1)
+        do {
+            _ = try run(executor, "OK")
+            Issue.record("a plain loader was taken for a worker")
+        } catch {
+            #expect("\(error)".contains("is not a corrupt-fuzz worker"), "\(error)")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+// A persistent worker (CorruptFuzzWorker.serve) with one behaviour per mode, for the worker
+// executor's tests:
+//   WorkerFixture strict   accepts "OK…", rejects anything else as corrupt; crashes on an input
+//                          holding a zero byte, hangs on one starting with "HANG", and says
+//                          unsupported-version for "OK2…"
+//   WorkerFixture leaky    rejects an input the first time and accepts it when it comes again
+//                          (a cache of what it saw): state leaks between inputs
+import CorruptFuzzWorker
+import Foundation
+
+struct LoadError: Error {
+    var reason: String
+    var message: String
+}
+
+nonisolated(unsafe) var seen: Set<Data> = []
+
+switch CommandLine.arguments.dropFirst().first {
+case "leaky":
+    CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
+        guard seen.insert(data).inserted else { return data.count }
+        throw LoadError(reason: "corrupt", message: "not seen before")
+    }
+default:
+    CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> String in
+        let bytes = [UInt8](data)
+        if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
+        if bytes.starts(with: Array("HANG".utf8)) { while true { sleep(1) } }
+        if bytes.isEmpty { throw LoadError(reason: "empty", message: "no bytes") }
+        if bytes.starts(with: Array("OK2".utf8)) { throw LoadError(reason: "unsupported-version", message: "version 2") }
+        guard bytes.starts(with: Array("OK".utf8)) else { throw LoadError(reason: "corrupt", message: "no OK") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
