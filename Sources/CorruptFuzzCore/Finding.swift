@@ -27,7 +27,7 @@ public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comp
 }
 
 /// One distinct bug: a kind and a signature, plus what it takes to reproduce it.
-public struct Finding: Sendable, Hashable {
+public struct Finding: Sendable, Hashable, Codable {
     public var kind: FindingKind
     /// What makes two hits the same bug: the signal and top frames of a crash, or the reasons.
     public var signature: String

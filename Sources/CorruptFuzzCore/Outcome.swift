@@ -3,7 +3,7 @@
 /// These are the target protocol's five answers: exit 0 is acceptance (stdout is the digest),
 /// another exit is a rejection (a stderr line `reason: WORD` names the reason), death by
 /// a signal is a crash, no exit before the deadline a hang, and exceeding the memory limit oom.
-public enum Outcome: Sendable, Hashable {
+public enum Outcome: Sendable, Hashable, Codable {
     case accepted(digest: String)
     /// The loader accepted the input, but the app's own check of the loaded value (a
     /// `validateUserData`-style function) rejected it with this message.
@@ -52,7 +52,7 @@ public enum Outcome: Sendable, Hashable {
 }
 
 /// One execution of a loader: its outcome plus what it printed, for reports.
-public struct Execution: Sendable, Hashable {
+public struct Execution: Sendable, Hashable, Codable {
     public var outcome: Outcome
     /// The first bytes of standard output (capped).
     public var stdout: [UInt8]
@@ -66,5 +66,23 @@ public struct Execution: Sendable, Hashable {
         self.stdout = stdout
         self.stderr = stderr
         self.microseconds = microseconds
+    }
+
+    private enum CodingKeys: String, CodingKey { case outcome, stdout, stderr, microseconds }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        outcome = try c.decode(Outcome.self, forKey: .outcome)
+        stdout = try c.decodeBytes(forKey: .stdout) ?? []
+        stderr = try c.decodeBytes(forKey: .stderr) ?? []
+        microseconds = try c.decode(Int64.self, forKey: .microseconds)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(outcome, forKey: .outcome)
+        try c.encodeBytes(stdout, forKey: .stdout)
+        try c.encodeBytes(stderr, forKey: .stderr)
+        try c.encode(microseconds, forKey: .microseconds)
     }
 }

@@ -61,7 +61,7 @@ public struct CatalogueContext: Sendable {
 /// local canary file whose content must never show up in the loader's output, and a listener
 /// on 127.0.0.1 that must never be contacted. Formats with external references (XML entities
 /// and DTDs) put both in their hostile catalogue.
-public struct OutsideTraps: Sendable, Hashable {
+public struct OutsideTraps: Sendable, Hashable, Codable {
     /// The canary file's absolute path.
     public var canaryPath: String
     /// The canary file's content: a token that appears nowhere else.

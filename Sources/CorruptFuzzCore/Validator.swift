@@ -27,7 +27,7 @@ public struct Reason: RawRepresentable, Sendable, Hashable, Codable, Expressible
 ///
 /// Every validator and format says what is wrong with this one type: the reference validators,
 /// the schema parser (which collects all of them), the XML and property-list readers.
-public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
+public struct Violation: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The reason word a loader should give; nil when the validator does not know it.
     public var reason: Reason?
     /// `4294967295 exceeds max 100000`.
@@ -56,7 +56,7 @@ public struct Violation: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A validator's judgement of one input.
-public enum Verdict: Sendable, Hashable {
+public enum Verdict: Sendable, Hashable, Codable {
     /// The input is valid user data; a loader must accept it.
     case valid
     /// The input is invalid: what is wrong, where, and the reason a loader should give.

@@ -7,7 +7,7 @@ import CorruptFuzzRunner
 /// ```
 /// corrupt-fuzz replay --target '/bin/loader @@' --format notes --timeout 500ms /…/minimized.xml
 /// ```
-public struct ReplayDescription: Sendable, Hashable {
+public struct ReplayDescription: Sendable, Hashable, Codable {
     /// The corrupt-fuzz binary to call.
     public var tool: String
     /// The target's command line, `@@` included.

@@ -3,11 +3,12 @@ import CorruptFuzzRunner
 import Foundation
 
 /// Writes a run's report folder: reproducer files first (so nothing found is lost if a later
-/// step fails), then junit.xml and summary.json, each written to a temporary file and renamed.
+/// step fails), then junit.xml, summary.json and report.json (everything, for
+/// `corrupt-fuzz merge`), each written to a temporary file and renamed.
 ///
 /// ```
 /// Reports/20261122-143000-seed42/
-///   junit.xml  summary.json
+///   junit.xml  summary.json  report.json
 ///   findings/habit-loader-naive/crash-1/minimized.habits  original.habits  finding.txt
 /// ```
 public struct ReportWriter: Sendable {
@@ -79,19 +80,43 @@ public struct ReportWriter: Sendable {
         }
     }
 
-    /// Writes junit.xml and summary.json, and points `latest` at this run.
+    /// Writes junit.xml, summary.json and report.json, and points `latest` at this run.
     public func writeReport(_ report: RunReport) throws(CorruptFuzzError) {
         try write(Data(JUnitXMLReporter().render(report).utf8), to: folder.appendingPathComponent("junit.xml"))
         do {
             try write(try SummaryJSON(report).encoded(), to: folder.appendingPathComponent("summary.json"))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            try write(try encoder.encode(report), to: folder.appendingPathComponent(Self.fullReportName))
         } catch let error as CorruptFuzzError {
             throw error
         } catch {
-            throw CorruptFuzzError(.reportWriteFailed, "cannot encode summary.json: \(error)")
+            throw CorruptFuzzError(.reportWriteFailed, "cannot encode the report: \(error)")
         }
         let latest = root.appendingPathComponent("latest")
         try? FileManager.default.removeItem(at: latest)
         try? FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: runID)
+    }
+
+    /// The file that holds a whole run, findings' inputs included.
+    public static let fullReportName = "report.json"
+
+    /// Reads the run in a report folder (its report.json).
+    /// - Throws: ``CorruptFuzzError`` (`invalidArgument`) when the folder has none or it is not
+    ///   a report.
+    public static func readReport(in folder: String) throws(CorruptFuzzError) -> RunReport {
+        let url = URL(fileURLWithPath: folder).appendingPathComponent(fullReportName)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw CorruptFuzzError(.invalidArgument, "\(folder) is not a report folder: it has no \(fullReportName)")
+        }
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        do {
+            return try decoder.decode(RunReport.self, from: data)
+        } catch {
+            throw CorruptFuzzError(.invalidArgument, "\(url.path) is not a corrupt-fuzz report: \(error)")
+        }
     }
 
     // MARK: - Helpers

@@ -2,9 +2,9 @@ import CorruptFuzzCore
 import CorruptFuzzRunner
 
 /// Everything one `corrupt-fuzz run` reports: the campaigns it ran and where files went.
-public struct RunReport: Sendable {
+public struct RunReport: Sendable, Codable {
     /// One campaign, plus how to replay its findings.
-    public struct Suite: Sendable {
+    public struct Suite: Sendable, Codable {
         public var result: CampaignResult
         /// How to replay its findings.
         public var replay: ReplayDescription
@@ -18,7 +18,7 @@ public struct RunReport: Sendable {
     }
 
     /// Where a finding's files are.
-    public struct SavedReproducer: Sendable, Hashable {
+    public struct SavedReproducer: Sendable, Hashable, Codable {
         /// The minimized input (or the original when it could not be minimized); nil for a
         /// missing-file finding.
         public var minimized: String?

@@ -3,7 +3,7 @@ import CorruptFuzzCore
 import Foundation
 
 /// One distinct finding of a campaign, with how often and when it was hit.
-public struct FindingRecord: Sendable {
+public struct FindingRecord: Sendable, Codable {
     /// The first hit.
     public var finding: Finding
     /// How many executions hit it.
@@ -31,10 +31,36 @@ public struct FindingRecord: Sendable {
         self.minimizedExecution = minimizedExecution
         self.minimizationTests = minimizationTests
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case finding, hits, firstExecution, firstSeconds, minimized, minimizedExecution, minimizationTests
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        finding = try c.decode(Finding.self, forKey: .finding)
+        hits = try c.decode(Int.self, forKey: .hits)
+        firstExecution = try c.decode(Int.self, forKey: .firstExecution)
+        firstSeconds = try c.decode(Double.self, forKey: .firstSeconds)
+        minimized = try c.decodeBytes(forKey: .minimized)
+        minimizedExecution = try c.decodeIfPresent(Execution.self, forKey: .minimizedExecution)
+        minimizationTests = try c.decode(Int.self, forKey: .minimizationTests)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(finding, forKey: .finding)
+        try c.encode(hits, forKey: .hits)
+        try c.encode(firstExecution, forKey: .firstExecution)
+        try c.encode(firstSeconds, forKey: .firstSeconds)
+        try c.encodeBytes(minimized, forKey: .minimized)
+        try c.encodeIfPresent(minimizedExecution, forKey: .minimizedExecution)
+        try c.encode(minimizationTests, forKey: .minimizationTests)
+    }
 }
 
 /// What a campaign did and found.
-public struct CampaignResult: Sendable {
+public struct CampaignResult: Sendable, Codable {
     public var targetName: String
     /// The target's command line, `@@` included, for replay commands.
     public var targetCommand: String

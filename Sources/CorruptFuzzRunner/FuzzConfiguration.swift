@@ -33,6 +33,8 @@ public struct FuzzConfiguration: Sendable {
     public var minimizeTotalSeconds: Double = 120
     /// The mutators of the havoc stage.
     public var mutators: [Mutator] = Mutator.byteLevel
+    /// This campaign's part of a campaign split across machines (`--shard I/N`), nil for all.
+    public var shard: Shard?
 
     public init() {}
 }
@@ -41,4 +43,80 @@ public struct FuzzConfiguration: Sendable {
 public enum System {
     /// The number of processor cores available to this process.
     public static var coreCount: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+}
+
+extension FuzzConfiguration: Codable {
+    // The byte-level mutators are code: a decoded configuration has the default ones.
+    private enum CodingKeys: String, CodingKey {
+        case seed, maxRuns, maxSeconds, jobs, limits, maxInputLength, maxCatalogueInputLength, maxStackedMutations
+        case truncateEveryLengthUpTo, minimize, minimizeMaxTests, minimizeMaxSeconds, minimizeTotalSeconds, shard
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        seed = try c.decode(UInt64.self, forKey: .seed)
+        maxRuns = try c.decodeIfPresent(Int.self, forKey: .maxRuns)
+        maxSeconds = try c.decodeIfPresent(Double.self, forKey: .maxSeconds)
+        jobs = try c.decode(Int.self, forKey: .jobs)
+        limits = try c.decode(ProcessExecutor.Limits.self, forKey: .limits)
+        maxInputLength = try c.decode(Int.self, forKey: .maxInputLength)
+        maxCatalogueInputLength = try c.decode(Int.self, forKey: .maxCatalogueInputLength)
+        maxStackedMutations = try c.decode(Int.self, forKey: .maxStackedMutations)
+        truncateEveryLengthUpTo = try c.decode(Int.self, forKey: .truncateEveryLengthUpTo)
+        minimize = try c.decode(Bool.self, forKey: .minimize)
+        minimizeMaxTests = try c.decode(Int.self, forKey: .minimizeMaxTests)
+        minimizeMaxSeconds = try c.decode(Double.self, forKey: .minimizeMaxSeconds)
+        minimizeTotalSeconds = try c.decode(Double.self, forKey: .minimizeTotalSeconds)
+        shard = try c.decodeIfPresent(Shard.self, forKey: .shard)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(seed, forKey: .seed)
+        try c.encodeIfPresent(maxRuns, forKey: .maxRuns)
+        try c.encodeIfPresent(maxSeconds, forKey: .maxSeconds)
+        try c.encode(jobs, forKey: .jobs)
+        try c.encode(limits, forKey: .limits)
+        try c.encode(maxInputLength, forKey: .maxInputLength)
+        try c.encode(maxCatalogueInputLength, forKey: .maxCatalogueInputLength)
+        try c.encode(maxStackedMutations, forKey: .maxStackedMutations)
+        try c.encode(truncateEveryLengthUpTo, forKey: .truncateEveryLengthUpTo)
+        try c.encode(minimize, forKey: .minimize)
+        try c.encode(minimizeMaxTests, forKey: .minimizeMaxTests)
+        try c.encode(minimizeMaxSeconds, forKey: .minimizeMaxSeconds)
+        try c.encode(minimizeTotalSeconds, forKey: .minimizeTotalSeconds)
+        try c.encodeIfPresent(shard, forKey: .shard)
+    }
+}
+
+/// One part of a campaign split deterministically across machines: shard `index` of `count`
+/// (0-based here, `--shard 1/2` on the command line) runs every `count`-th of the campaign's
+/// deterministic inputs (regressions, seeds, the format's catalogue, appended bytes,
+/// truncations) and its own stream of random mutations. Together the shards run every
+/// deterministic input once; `corrupt-fuzz merge` combines their reports.
+public struct Shard: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var index: Int
+    public var count: Int
+
+    public init(index: Int, count: Int) {
+        self.index = index
+        self.count = count
+    }
+
+    /// `2/4` (1-based, as `--shard` takes it).
+    public var description: String { "\(index + 1)/\(count)" }
+
+    /// Parses `I/N` with 1 ≤ I ≤ N.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let i = Int(parts[0]), let n = Int(parts[1]), n >= 1, (1...n).contains(i) else { return nil }
+        self.init(index: i - 1, count: n)
+    }
+
+    /// Whether the deterministic input at `position` is this shard's.
+    public func owns(_ position: Int) -> Bool { position % count == index }
+
+    /// The random stream of this shard: the campaign's seed for shard 1, others derived from it.
+    public func seed(_ base: UInt64) -> UInt64 { index == 0 ? base : base ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15) }
 }

@@ -54,7 +54,7 @@ public struct InputSchedule: Sendable {
         self.seeds = seeds
         self.configuration = configuration
         self.mutator = mutator
-        rng = FuzzRNG(seed: configuration.seed)
+        rng = FuzzRNG(seed: configuration.shard?.seed(configuration.seed) ?? configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
         var front: [TestInput] = regressions
         if includeMissingFile {
@@ -68,7 +68,6 @@ public struct InputSchedule: Sendable {
                 front.append(TestInput(bytes: Array(repeating: 0, count: seed.bytes.count), mutations: ["all-zeros"], seedName: seed.name))
             }
         }
-        self.front = front
 
         var hostile: [TestInput] = []
         // The format's catalogue reaches what byte-level changes cannot: lying lengths and
@@ -89,7 +88,6 @@ public struct InputSchedule: Sendable {
                 }
             }
         }
-        catalogue = hostile
         var stages: [TestInput] = []
         var appendRNG = FuzzRNG(seed: configuration.seed ^ 0xA99E_4D00)
         for seed in seeds where !seed.bytes.isEmpty {
@@ -105,7 +103,19 @@ public struct InputSchedule: Sendable {
                 stages.append(TestInput(bytes: Array(seed.bytes.prefix(length)), mutations: [name], seedName: seed.name))
             }
         }
-        self.stages = stages
+        if let shard = configuration.shard, shard.count > 1 {
+            // Every count-th deterministic input, counted across the three lists.
+            func owned(_ list: [TestInput], from offset: Int) -> [TestInput] {
+                list.indices.filter { shard.owns(offset + $0) }.map { list[$0] }
+            }
+            self.front = owned(front, from: 0)
+            catalogue = owned(hostile, from: front.count)
+            self.stages = owned(stages, from: front.count + hostile.count)
+        } else {
+            self.front = front
+            catalogue = hostile
+            self.stages = stages
+        }
     }
 
     /// Lengths 1..<count for small files; for large ones the first 64, the last 64 and an

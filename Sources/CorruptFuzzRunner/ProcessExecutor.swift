@@ -10,7 +10,7 @@ import Foundation
 /// behind when it exits is killed too. Output beyond ``Limits/outputCap`` is read and dropped.
 public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// Resource limits for each run.
-    public struct Limits: Sendable, Hashable {
+    public struct Limits: Sendable, Hashable, Codable {
         /// The deadline of one run, in milliseconds.
         public var timeoutMilliseconds: Int
         /// The address-space limit in bytes (RLIMIT_AS); 0 for none.

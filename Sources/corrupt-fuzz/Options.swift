@@ -182,3 +182,7 @@ func configurationError(_ error: CorruptFuzzError) -> ExitCode {
     FileHandle.standardError.write(Data("corrupt-fuzz: error: \(error)\n".utf8))
     return ExitCode(2)
 }
+
+extension Shard: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}

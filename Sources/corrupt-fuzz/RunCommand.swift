@@ -43,6 +43,13 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Report findings without minimizing them.")
     var noMinimize = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run part I of N of the campaign (every N-th deterministic input and a random stream of its own), for a campaign split across machines; combine the reports with `corrupt-fuzz merge`.",
+            valueName: "I/N"))
+    var shard: Shard?
+
     @Flag(
         name: .long,
         help: ArgumentHelp(
@@ -74,6 +81,7 @@ struct RunCommand: ParsableCommand {
         configuration.jobs = jobs ?? System.coreCount
         configuration.limits = targetOptions.limits
         configuration.minimize = !noMinimize
+        configuration.shard = shard
         let plans: [CampaignPlan]
         do {
             if let target = targetOptions.target {
