@@ -136,8 +136,9 @@ let package = Package(
         ),
         .target(
             name: "NotesLoaders",
-            dependencies: ["CLibXML2", "CorruptFuzzXML"],
+            dependencies: ["CLibXML2"],
             path: "Examples/NotesLoaders",
+            resources: [.copy("notes.xsd")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
