@@ -118,7 +118,6 @@ let package = Package(
 
         .target(
             name: "FriendListLoaders",
-            dependencies: ["CorruptFuzzPlist"],
             path: "Examples/FriendListLoaders",
             swiftSettings: swiftSettings
         ),
