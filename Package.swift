@@ -126,7 +126,6 @@ let package = Package(
 
         .target(
             name: "FriendListLoaders",
-            dependencies: ["CorruptFuzzPlist"],
             path: "Examples/FriendListLoaders",
             swiftSettings: swiftSettings
         ),
@@ -144,8 +143,9 @@ let package = Package(
         ),
         .target(
             name: "NotesLoaders",
-            dependencies: ["CLibXML2", "CorruptFuzzXML"],
+            dependencies: ["CLibXML2"],
             path: "Examples/NotesLoaders",
+            resources: [.copy("notes.xsd")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -11,7 +11,8 @@ import NotesLoaders
 /// DOCTYPE → `corrupt` (a notes document has none: that is where bombs and external entities
 /// live); a root other than `<notes>` → `corrupt`; `version` missing or not a positive integer
 /// → `corrupt`, above 1 → `unsupported-version` (before the schema, which only knows version
-/// 1); the notes schema (`Corpus/schemas/notes.xsd`: every note has an `id` and a `created`
+/// 1); the notes schema (`NotesSchema`, the `notes.xsd` resource of `NotesLoaders` that
+/// `Corpus/schemas/notes.xsd` links to: every note has an `id` and a `created`
 /// date-time) → `corrupt` with line and element path; a note id used twice → `corrupt`.
 public struct NotesFormat: FuzzFormat {
     public let fileExtension = "xml"
@@ -29,7 +30,12 @@ public struct NotesFormat: FuzzFormat {
     }
 
     /// The compiled notes schema; a failure makes the validator undecided, never a trap.
-    static let schema = Result { () throws(XMLProblem) in try XMLSchemaValidator(xsd: Array(notesSchema.utf8), name: "notes.xsd") }
+    static let schema = Result { () throws(XMLProblem) in
+        switch NotesSchema.bytes {
+        case .success(let xsd): try XMLSchemaValidator(xsd: xsd, name: "notes.xsd")
+        case .failure(let error): throw XMLProblem(line: 0, path: nil, message: error.message)
+        }
+    }
 
     /// What is wrong with a notes document.
     public static func validate(_ bytes: [UInt8]) -> Violation? {
@@ -70,7 +76,7 @@ public struct NotesFormat: FuzzFormat {
 /// version and id cases whose reason is certain; new documents drawn from the notes schema.
 public struct NotesMutator: StructureAwareMutator {
     let xml = XMLMutator()
-    let generator = try? XSDGenerator(xsd: Array(notesSchema.utf8))
+    let generator = try? XSDGenerator(xsd: NotesSchema.bytes.get())
 
     public init() {}
 

@@ -1,15 +1,16 @@
-import CorruptFuzzPlist
 import Foundation
 
 /// The friend list loaded the way the hardening tutorial asks: a reason for every failure,
-/// secure coding with `.setErrorAndReturn`, a version switch, and the whole document validated
-/// before it is used.
+/// secure coding with `.setErrorAndReturn`, a version switch, and the whole document checked
+/// before NSKeyedUnarchiver sees it, with Foundation alone.
 ///
-/// On Linux, Foundation's unarchiver traps on some malformed archives even in that mode (a UID
-/// where an object belongs, an offset table that lies, a dictionary whose keys are not strings;
-/// see the README), and a trap cannot be caught. So the loader first checks the archive's
-/// structure with corrupt-fuzz's strict reader and only hands Foundation what passes, with
-/// only the classes the document uses.
+/// On Linux, Foundation's unarchiver traps on some malformed archives even in that mode (an
+/// object of another class than the one asked for, an object that contains itself; see the
+/// README), and a trap cannot be caught. So the loader first checks the archive itself
+/// (``ArchivePreflight``: a few byte checks, then the archive read as a plain property list
+/// with `PropertyListSerialization`, which reports malformed files as errors, then what
+/// NSKeyedUnarchiver takes for granted) and only hands Foundation what passes, with only the
+/// classes the document uses.
 public enum HardenedFriendListLoader {
     /// The classes a friend list archive may name.
     public static let allowedClassNames: Set<String> = [
@@ -28,7 +29,11 @@ public enum HardenedFriendListLoader {
     /// Loads a friend list from the file's bytes.
     public static func load(_ data: Data) throws(FriendListLoadError) -> FriendList {
         guard !data.isEmpty else { throw FriendListLoadError("empty", "the file is empty") }
-        try preflight([UInt8](data))
+        do {
+            try ArchivePreflight.check(data, allowedClassNames: allowedClassNames)
+        } catch {
+            throw FriendListLoadError("corrupt", error.message)
+        }
         let unarchiver: NSKeyedUnarchiver
         do {
             unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
@@ -66,21 +71,5 @@ public enum HardenedFriendListLoader {
             }
         }
         return nil
-    }
-
-    /// The structure Foundation relies on and does not check without trapping.
-    static func preflight(_ bytes: [UInt8]) throws(FriendListLoadError) {
-        let plist: BinaryPlist
-        do {
-            plist = try PropertyListFile.read(bytes).plist
-        } catch {
-            throw FriendListLoadError("corrupt", "not a property list: \(error.message)")
-        }
-        if let problem = KeyedArchiveChecker.problem(in: plist) ?? KeyedArchiveChecker.foundationProblem(in: plist) {
-            throw FriendListLoadError("corrupt", problem)
-        }
-        for name in KeyedArchiveChecker.classNames(in: plist) where !allowedClassNames.contains(name) {
-            throw FriendListLoadError("corrupt", "class \(name) does not belong in a friend list")
-        }
     }
 }

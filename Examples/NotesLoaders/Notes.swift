@@ -1,3 +1,5 @@
+import Foundation
+
 /// One note of the notes document: `<note id="…" created="…">text</note>`.
 public struct Note: Sendable, Hashable {
     /// Missing in a document the naive loader accepted.
@@ -28,34 +30,40 @@ public struct NotesLoadError: Error, Sendable, Hashable {
     }
 }
 
-/// The notes document's XML Schema (the same as `Corpus/schemas/notes.xsd`).
-public let notesSchema = #"""
-    <?xml version="1.0" encoding="UTF-8"?>
-    <!-- The notes document of the XML example: <notes version="1"><note id="…" created="…">text</note>…</notes> -->
-    <xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
-      <xs:element name="notes">
-        <xs:complexType>
-          <xs:sequence>
-            <xs:element name="note" minOccurs="0" maxOccurs="unbounded">
-              <xs:complexType>
-                <xs:simpleContent>
-                  <xs:extension base="xs:string">
-                    <xs:attribute name="id" type="xs:positiveInteger" use="required"/>
-                    <xs:attribute name="created" type="xs:dateTime" use="required"/>
-                  </xs:extension>
-                </xs:simpleContent>
-              </xs:complexType>
-            </xs:element>
-          </xs:sequence>
-          <xs:attribute name="version">
-            <xs:simpleType>
-              <xs:restriction base="xs:positiveInteger">
-                <xs:maxInclusive value="1"/>
-              </xs:restriction>
-            </xs:simpleType>
-          </xs:attribute>
-        </xs:complexType>
-      </xs:element>
-    </xs:schema>
+/// The notes document's XML Schema: this target's resource `notes.xsd` (the one copy;
+/// `Corpus/schemas/notes.xsd` is a link to it), read once.
+public enum NotesSchema {
+    /// The schema's bytes, or why they cannot be read: a program copied away from its resource
+    /// bundle gets an error here, never a trap.
+    public static let bytes: Result<[UInt8], NotesLoadError> = read()
 
-    """#
+    /// The resource bundle's name, as SwiftPM builds it beside the products.
+    static let bundleName = "corrupt-fuzz_NotesLoaders"
+
+    static func read() -> Result<[UInt8], NotesLoadError> {
+        guard let url = resourceBundle()?.url(forResource: "notes", withExtension: "xsd") else {
+            return .failure(NotesLoadError("unreadable", "the resource notes.xsd (\(bundleName)) is not beside the program"))
+        }
+        guard let data = FileManager.default.contents(atPath: url.path), !data.isEmpty else {
+            return .failure(NotesLoadError("unreadable", "cannot read the resource \(url.path)"))
+        }
+        return .success([UInt8](data))
+    }
+
+    /// The bundle SwiftPM's `Bundle.module` names, looked up where SwiftPM puts it (beside the
+    /// executable, or beside the test bundle on macOS) without `Bundle.module`, which traps
+    /// when the bundle is not there.
+    static func resourceBundle() -> Bundle? {
+        var folders = [Bundle.main.bundleURL, Bundle(for: BundleToken.self).bundleURL.deletingLastPathComponent()]
+        if let resources = Bundle.main.resourceURL { folders.append(resources) }
+        if let executable = Bundle.main.executableURL { folders.append(executable.resolvingSymlinksInPath().deletingLastPathComponent()) }
+        for folder in folders {
+            for suffix in ["resources", "bundle"] {
+                if let bundle = Bundle(url: folder.appendingPathComponent("\(bundleName).\(suffix)")) { return bundle }
+            }
+        }
+        return nil
+    }
+
+    private final class BundleToken {}
+}

@@ -154,3 +154,131 @@ struct FriendListExampleTests {
         #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(FriendListFormat.archive(old))) }
     }
 }
+
+/// Edits of a friend-list archive's object graph, by class name.
+struct ArchiveEditor {
+    var plist: BinaryPlist
+
+    init(_ bytes: [UInt8]) throws {
+        plist = try BinaryPlistReader.read(bytes)
+        plist.offsets = nil
+    }
+
+    var bytes: [UInt8] { BinaryPlistWriter.write(plist) }
+
+    func field(_ name: String, of ref: Int) -> Int? {
+        guard case .dictionary(let keys, let values, _) = plist.objects[ref] else { return nil }
+        return zip(keys, values).first { KeyedArchiveChecker.string(plist.objects[$0.0]) == name }?.1
+    }
+
+    /// The `$objects` table: UID → object index.
+    var table: [Int] {
+        guard let ref = field("$objects", of: plist.topObject), case .array(let refs, _) = plist.objects[ref] else { return [] }
+        return refs
+    }
+
+    /// The UID of the first archived object of class `name`.
+    func uid(ofClass name: String) -> Int? {
+        table.indices.first { uid in
+            guard let classRef = field("$class", of: table[uid]), case .uid(let c, _) = plist.objects[classRef],
+                let nameRef = field("$classname", of: table[Int(c)])
+            else { return false }
+            return KeyedArchiveChecker.string(plist.objects[nameRef]) == name
+        }
+    }
+
+    /// Appends `object` and returns its index.
+    mutating func add(_ object: BinaryPlist.Object) -> Int {
+        plist.objects.append(object)
+        plist.objectRefSize = max(plist.objectRefSize, BinaryPlist.bytesNeeded(UInt64(plist.objects.count)))
+        return plist.objects.count - 1
+    }
+
+    /// Points `field` of the object at index `ref` at a new object.
+    mutating func set(_ name: String, of ref: Int, to object: BinaryPlist.Object) {
+        guard case .dictionary(let keys, var values, let length) = plist.objects[ref],
+            let at = keys.firstIndex(where: { KeyedArchiveChecker.string(plist.objects[$0]) == name })
+        else { return }
+        values[at] = add(object)
+        plist.objects[ref] = .dictionary(keys: keys, values: values, length: length)
+    }
+
+    /// Changes the friends array's element references.
+    mutating func setFriends(_ change: (inout [Int], inout ArchiveEditor) -> Void) throws {
+        let array = table[try #require(uid(ofClass: "NSArray"))]
+        let list = try #require(field("NS.objects", of: array))
+        guard case .array(var refs, _) = plist.objects[list] else { return }
+        change(&refs, &self)
+        plist.objects[list] = .array(refs, length: .natural(refs.count))
+    }
+}
+
+@Suite("The hardened friend-list loader's own checks, before Foundation")
+struct HardenedFriendListPrecheckTests {
+    let seed = FriendListFormat.archive(FriendList(friends: [Friend(name: "Ada", birthday: Date(timeIntervalSince1970: 0))]))
+
+    /// Each of these makes NSKeyedUnarchiver on Linux trap (secure coding with
+    /// `.setErrorAndReturn`: "Value was of unexpected class", or a stack overflow) or misread
+    /// the file without an error; the loader refuses each before Foundation sees it.
+    @Test(
+        "archives Foundation traps on or misreads are refused as corrupt",
+        arguments: [
+            "birthday-is-the-friend", "root-is-the-array", "friend-is-a-date", "name-is-a-date", "null-friend", "friend-not-a-uid",
+            "uid-where-the-name-belongs", "ascii-name-with-a-high-byte",
+        ])
+    func refused(edit: String) throws {
+        var archive = try ArchiveEditor(seed)
+        let table = archive.table
+        let friend = table[try #require(archive.uid(ofClass: "FriendListLoaders.Friend"))]
+        let dateUID = try #require(archive.uid(ofClass: "NSDate"))
+        switch edit {
+        case "birthday-is-the-friend":
+            archive.set("birthday", of: friend, to: .naturalUID(UInt64(try #require(archive.uid(ofClass: "FriendListLoaders.Friend")))))
+        case "root-is-the-array":
+            archive.set(
+                "root", of: try #require(archive.field("$top", of: archive.plist.topObject)),
+                to: .naturalUID(UInt64(try #require(archive.uid(ofClass: "NSArray")))))
+        case "friend-is-a-date":
+            try archive.setFriends { refs, editor in refs[0] = editor.add(.naturalUID(UInt64(dateUID))) }
+        case "name-is-a-date":
+            archive.set("name", of: friend, to: .naturalUID(UInt64(dateUID)))
+        case "null-friend":
+            try archive.setFriends { refs, editor in refs.append(editor.add(.naturalUID(0))) }
+        case "friend-not-a-uid":
+            try archive.setFriends { refs, editor in refs.insert(editor.add(.naturalInteger(5)), at: 0) }
+        case "uid-where-the-name-belongs":
+            let name = try #require(archive.field("name", of: friend))
+            guard case .uid(let uid, _) = archive.plist.objects[name] else {
+                Issue.record("the name is not a UID")
+                return
+            }
+            archive.plist.objects[table[Int(uid)]] = .naturalUID(1)
+        default:
+            archive.set("name", of: friend, to: .ascii([0x41, 0xE9], length: .inline))
+        }
+        let bytes = archive.bytes
+        #expect(FriendListFormat.validate(bytes)?.reason == "corrupt", "the validator: \(edit)")
+        #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
+        do {
+            _ = try HardenedFriendListLoader.load(Data(bytes))
+        } catch {
+            #expect(error.reason == "corrupt", "\(edit): \(error.message)")
+        }
+    }
+
+    @Test("XML archives with control characters, broken UTF-8 or content after </plist> are refused as corrupt")
+    func xmlText() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Corpus/friend-lists/friend-list-xml.friends").path
+        let xml = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        #expect(try HardenedFriendListLoader.load(Data(xml)).version == 1)
+        let closing = try #require(xml.indices.last { xml[$0...].starts(with: Array("</plist>".utf8)) })
+        for bad in [xml + [0xCA], xml + Array("x".utf8), xml[..<closing] + [0x01] + xml[closing...]] {
+            #expect(FriendListFormat.validate(Array(bad))?.reason == "corrupt")
+            #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bad)) }
+        }
+        let commented = xml + Array("<!-- saved -->\n".utf8)
+        #expect(FriendListFormat.validate(commented) == nil)
+        #expect(try HardenedFriendListLoader.load(Data(commented)).version == 1)
+    }
+}

@@ -47,10 +47,13 @@ struct NotesLoaderTests {
         }
     }
 
-    @Test("the schema the loaders embed is Corpus/schemas/notes.xsd")
-    func embeddedSchema() throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    @Test("the notes schema is one file: the NotesLoaders resource, which Corpus/schemas/notes.xsd links to")
+    func schemaResource() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Corpus/schemas/notes.xsd").path
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == notesSchema)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: corpus) == "../../Examples/NotesLoaders/notes.xsd")
+        let resource = try NotesSchema.bytes.get()
+        #expect(resource == [UInt8](try #require(FileManager.default.contents(atPath: corpus))))
+        #expect(String(decoding: resource, as: UTF8.self).contains(#"<xs:element name="notes">"#))
     }
 }

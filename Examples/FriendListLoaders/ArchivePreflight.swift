@@ -1,0 +1,385 @@
+import Foundation
+
+/// The friend-list app's check of an archive before NSKeyedUnarchiver reads it, written with
+/// Foundation alone:
+/// 1. bytes: a binary property list's header, trailer and offset table agree with the file,
+///    and its strings are what their markers say; an XML one is UTF-8 text of XML characters
+///    with nothing after `</plist>` (PropertyListSerialization reads all of these without a
+///    word);
+/// 2. the archive read as a plain property list with `PropertyListSerialization`, which reports
+///    a malformed file as an error;
+/// 3. what NSKeyedArchiver always writes and NSKeyedUnarchiver takes for granted: `$archiver`,
+///    `$version`, `$top`, `$objects`, every UID in range, class descriptions, archived objects'
+///    fields, only the document's classes;
+/// 4. the friend list's shape, each object of the class its place asks for (with secure coding,
+///    Foundation on Linux traps on any other).
+enum ArchivePreflight {
+    struct Problem: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The archiver version NSKeyedArchiver writes.
+    static let archiverVersion = 100_000
+
+    static func check(_ data: Data, allowedClassNames: Set<String>) throws(Problem) {
+        let bytes = [UInt8](data)
+        if bytes.starts(with: Array("bplist".utf8)) {
+            try checkBinaryLayout(bytes)
+        } else if bytes.starts(with: [0xEF, 0xBB, 0xBF]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            throw Problem("header: a byte-order mark; the app writes UTF-8 XML without one")
+        } else if bytes.first(where: { !isSpace($0) }) == UInt8(ascii: "<") {
+            try checkXMLText(bytes)
+        } else {
+            throw Problem("header: neither a binary property list (bplist00) nor an XML one")
+        }
+        var format = PropertyListSerialization.PropertyListFormat.binary
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+        } catch {
+            throw Problem("not a property list: \(error.localizedDescription)")
+        }
+        guard format == .binary || format == .xml else { throw Problem("not a binary or XML property list") }
+        let archive = try Archive(plist)
+        try archive.checkEverything(allowedClassNames: allowedClassNames)
+        try archive.checkObjects()
+        try archive.checkFriendList()
+    }
+
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+}
+
+// MARK: - Bytes
+
+extension ArchivePreflight {
+    /// The 8-byte header and the 32-byte trailer of a binary property list against the file's
+    /// size: the offset table fills the space between the objects and the trailer, every
+    /// object's offset points into the object area, and every string object holds what its
+    /// marker says.
+    static func checkBinaryLayout(_ bytes: [UInt8]) throws(Problem) {
+        guard bytes.count >= 8 + 32 else { throw Problem("file: \(bytes.count) bytes is shorter than a header and a trailer") }
+        guard bytes.starts(with: Array("bplist00".utf8)) else { throw Problem("header: not bplist00") }
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6])
+        let referenceSize = Int(bytes[trailer + 7])
+        let objectCount = number(bytes, at: trailer + 8, width: 8)
+        let topObject = number(bytes, at: trailer + 16, width: 8)
+        let tableStart = number(bytes, at: trailer + 24, width: 8)
+        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize) else {
+            throw Problem("trailer: offset size \(offsetSize) or reference size \(referenceSize) is not 1...8")
+        }
+        guard objectCount >= 1, topObject < objectCount else { throw Problem("trailer: top object \(topObject) of \(objectCount) objects") }
+        guard tableStart >= 8, tableStart < UInt64(trailer) else { throw Problem("trailer: the offset table starts at \(tableStart), outside the file") }
+        let (tableSize, overflow) = objectCount.multipliedReportingOverflow(by: UInt64(offsetSize))
+        guard !overflow, tableSize == UInt64(trailer) - tableStart else {
+            throw Problem("trailer: \(objectCount) offsets of \(offsetSize) bytes do not fill \(tableStart)..<\(trailer)")
+        }
+        if referenceSize < 8, objectCount >= UInt64(1) << UInt64(referenceSize * 8) {
+            throw Problem("trailer: \(referenceSize)-byte references cannot name \(objectCount) objects")
+        }
+        let objectsEnd = Int(tableStart)
+        for index in 0..<Int(objectCount) {
+            let offset = number(bytes, at: objectsEnd + index * offsetSize, width: offsetSize)
+            guard offset >= 8, offset < tableStart else { throw Problem("offsets[\(index)]: \(offset) is outside the object area 8..<\(tableStart)") }
+            if let problem = stringProblem(bytes, at: Int(offset), before: objectsEnd) { throw Problem("objects[\(index)]: \(problem)") }
+        }
+    }
+
+    /// A big-endian unsigned number of `width` bytes.
+    static func number(_ bytes: [UInt8], at offset: Int, width: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for i in offset..<(offset + width) { value = value << 8 | UInt64(bytes[i]) }
+        return value
+    }
+
+    /// What is wrong with the string object at `offset`, if it is one: PropertyListSerialization
+    /// reads an "ASCII" string with other bytes, and UTF-16 with a lone surrogate, without a word.
+    static func stringProblem(_ bytes: [UInt8], at offset: Int, before end: Int) -> String? {
+        let kind = bytes[offset] >> 4
+        guard kind == 0x5 || kind == 0x6 else { return nil }
+        var count = UInt64(bytes[offset] & 0x0F)
+        var start = offset + 1
+        if count == 0x0F {
+            // The length follows as an integer object of 1, 2, 4 or 8 bytes.
+            guard start < end, bytes[start] >> 4 == 0x1, bytes[start] & 0x0F <= 3 else { return "a string's length is not an integer" }
+            let width = 1 << Int(bytes[start] & 0x0F)
+            guard width < end - start else { return "a string's length runs past the objects" }
+            count = number(bytes, at: start + 1, width: width)
+            start += 1 + width
+        }
+        let size = kind == 0x5 ? count : count &* 2
+        guard count <= UInt64(end), size <= UInt64(end - start) else { return "a string runs past the objects" }
+        return bytes.withUnsafeBufferPointer { buffer -> String? in
+            let body = UnsafeBufferPointer(rebasing: buffer[start..<(start + Int(size))])
+            if kind == 0x5 {
+                for byte in body where byte >= 0x80 { return "an ASCII string with a byte above 0x7F" }
+                return nil
+            }
+            // UTF-16, big-endian: a high surrogate (D800-DBFF) comes before a low one (DC00-DFFF).
+            var expectLow = false
+            var i = 0
+            while i < body.count {
+                let high = body[i]
+                let isLow = high >= 0xDC && high <= 0xDF
+                guard isLow == expectLow else { return "a UTF-16 string with a lone surrogate" }
+                expectLow = high >= 0xD8 && high <= 0xDB
+                i += 2
+            }
+            return expectLow ? "a UTF-16 string with a lone surrogate" : nil
+        }
+    }
+
+    /// An XML property list is UTF-8 text of XML characters (no control characters but tab,
+    /// line feed and carriage return, no U+FFFE or U+FFFF), and nothing but white space,
+    /// comments and processing instructions follows `</plist>`.
+    static func checkXMLText(_ bytes: [UInt8]) throws(Problem) {
+        guard String(validating: bytes, as: UTF8.self) != nil else { throw Problem("xml: not UTF-8") }
+        let bad: Int? = bytes.withUnsafeBufferPointer { buffer in
+            var i = 0
+            while i < buffer.count {
+                let byte = buffer[i]
+                if byte < 0x20, !isSpace(byte) { return i }
+                if byte == 0xEF, i + 2 < buffer.count, buffer[i + 1] == 0xBF, buffer[i + 2] >= 0xBE { return i }
+                i += 1
+            }
+            return nil
+        }
+        if let bad { throw Problem("xml: byte \(bad) is not an XML character") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let end = text.range(of: "</plist>", options: .backwards) else { throw Problem("xml: no </plist>") }
+        var tail = text[end.upperBound...]
+        while let first = tail.utf8.first {
+            if isSpace(first) {
+                tail = tail.dropFirst()
+            } else if tail.hasPrefix("<!--"), let close = tail.range(of: "-->") {
+                tail = tail[close.upperBound...]
+            } else if tail.hasPrefix("<?"), let close = tail.range(of: "?>") {
+                tail = tail[close.upperBound...]
+            } else {
+                throw Problem("xml: content after </plist>")
+            }
+        }
+    }
+}
+
+// MARK: - The archive as PropertyListSerialization reads it
+
+extension ArchivePreflight {
+    /// One value of the deserialized property list.
+    enum Value {
+        case uid(UInt32)
+        case string(String)
+        case integer(NSNumber)
+        case real(Double)
+        case bool(Bool)
+        case data
+        case date
+        case array([Any])
+        case dictionary([String: Any])
+        /// A dictionary with a key that is not a string.
+        case badDictionary
+        case other
+
+        var string: String? { if case .string(let s) = self { s } else { nil } }
+        var fields: [String: Any]? { if case .dictionary(let d) = self { d } else { nil } }
+    }
+
+    /// The archive's top dictionary, `$objects` and `$top`, checked as NSKeyedArchiver writes
+    /// them, and the reading of its values.
+    final class Archive {
+        let plist: Any
+        var objects: [Any] = []
+        var top: [String: Any] = [:]
+        /// The numbers of the UID objects read so far (PropertyListSerialization gives one
+        /// object for all references to the same UID, so a list of 200,000 is read once).
+        private var uidNumbers: [ObjectIdentifier: UInt32] = [:]
+
+        init(_ plist: Any) throws(Problem) {
+            self.plist = plist
+            let topLevel = value(plist)
+            if case .badDictionary = topLevel { throw Problem("top: a key is not a string") }
+            guard let fields = topLevel.fields else { throw Problem("top: not a dictionary") }
+            guard let archiver = fields["$archiver"] else { throw Problem("$archiver: missing") }
+            guard value(archiver).string == "NSKeyedArchiver" else { throw Problem("$archiver: not NSKeyedArchiver") }
+            guard let version = fields["$version"] else { throw Problem("$version: missing") }
+            guard case .integer(let number) = value(version), number == NSNumber(value: archiverVersion) else {
+                throw Problem("$version: not the integer \(archiverVersion)")
+            }
+            guard let list = fields["$objects"], case .array(let objects) = value(list) else { throw Problem("$objects: missing or not an array") }
+            guard let first = objects.first, value(first).string == "$null" else { throw Problem("$objects[0]: not $null") }
+            guard let topField = fields["$top"], case .dictionary(let top) = value(topField) else {
+                throw Problem("$top: missing or not a dictionary with string keys")
+            }
+            for (key, field) in top {
+                guard case .uid(let uid) = value(field), uid < objects.count else { throw Problem("$top.\(key): not a UID below \(objects.count)") }
+            }
+            self.objects = objects
+            self.top = top
+        }
+
+        /// What a value of the property list is.
+        func value(_ value: Any) -> Value {
+            if let uid = uid(value) { return .uid(uid) }
+            switch value {
+            case let string as String: return .string(string)
+            case let dictionary as [AnyHashable: Any]:
+                var fields: [String: Any] = [:]
+                for (key, field) in dictionary {
+                    guard let name = key.base as? String else { return .badDictionary }
+                    fields[name] = field
+                }
+                return .dictionary(fields)
+            case let array as [Any]: return .array(array)
+            case is Data: return .data
+            case is Date: return .date
+            default:
+                // Booleans come back as Bool and numbers as NSNumber on Linux (on Darwin,
+                // booleans are NSNumbers of type "c"); an NSNumber casts to Bool, so ask its
+                // type first.
+                if type(of: value) == Bool.self, let bool = value as? Bool { return .bool(bool) }
+                guard let number = value as? NSNumber else { return .other }
+                switch String(cString: number.objCType) {
+                case "d", "f": return .real(number.doubleValue)
+                case "c", "B": return .bool(number.boolValue)
+                default: return .integer(number)
+                }
+            }
+        }
+
+        /// Foundation on Linux gives UIDs as instances of its internal class
+        /// `_NSKeyedArchiverUID`, whose number is a stored property `value` that only reflection
+        /// reads.
+        static let uidClass: AnyClass? = NSClassFromString("Foundation._NSKeyedArchiverUID")
+
+        /// The number of a UID (a CFKeyedArchiverUID), or nil when `value` is not one.
+        func uid(_ value: Any) -> UInt32? {
+            #if canImport(Darwin)
+                // On Darwin, a CFKeyedArchiverUID, whose description ends in `{value = N}`.
+                let description = String(describing: value)
+                guard description.hasPrefix("<CFKeyedArchiverUID"), let start = description.range(of: "{value = ") else { return nil }
+                return UInt32(description[start.upperBound...].prefix { $0.isNumber })
+            #else
+                guard let uidClass = Self.uidClass, type(of: value) == uidClass else { return nil }
+                let id = ObjectIdentifier(value as AnyObject)
+                if let number = uidNumbers[id] { return number }
+                guard let number = Mirror(reflecting: value).children.first(where: { $0.label == "value" })?.value as? UInt32 else { return nil }
+                uidNumbers[id] = number
+                return number
+            #endif
+        }
+
+        /// The object a UID names; nil for `$null` (UID 0), anything but a UID, or a UID out
+        /// of range.
+        func object(_ reference: Any?) -> Value? {
+            guard let reference, case .uid(let uid) = value(reference), uid > 0, uid < objects.count else { return nil }
+            return value(objects[Int(uid)])
+        }
+
+        /// The `$classname` of an archived object's class description.
+        func className(_ fields: [String: Any]) -> String? {
+            guard let description = object(fields["$class"])?.fields, let name = description["$classname"] else { return nil }
+            return value(name).string
+        }
+
+        /// Everywhere in the property list: every UID in range, every dictionary keyed by
+        /// strings, every class name allowed. A loop with a stack: nesting costs no recursion.
+        func checkEverything(allowedClassNames: Set<String>) throws(Problem) {
+            var stack: [Any] = [plist]
+            while let next = stack.popLast() {
+                switch value(next) {
+                case .uid(let uid):
+                    guard uid < objects.count else { throw Problem("UID \(uid) is not below \(objects.count) objects") }
+                case .badDictionary: throw Problem("a dictionary key is not a string")
+                case .dictionary(let fields):
+                    if let name = fields["$classname"].flatMap({ value($0).string }), !allowedClassNames.contains(name) {
+                        throw Problem("class \(name) does not belong in a friend list")
+                    }
+                    stack += fields.values
+                case .array(let elements): stack += elements
+                default: continue
+                }
+            }
+        }
+
+        /// What Foundation assumes of every entry of `$objects` without checking: no UID where
+        /// an object belongs, every `$class` a class description, a class description with
+        /// `$classname` and `$classes`, an archived object's fields UIDs, numbers, booleans,
+        /// data or arrays of UIDs, an array's elements never `$null`, an `NSDate`'s time a
+        /// finite real.
+        func checkObjects() throws(Problem) {
+            for (index, entry) in objects.enumerated() {
+                let here = "$objects[\(index)]"
+                switch value(entry) {
+                case .uid: throw Problem("\(here): a UID where an object belongs")
+                case .dictionary(let fields):
+                    if fields["$class"] != nil {
+                        try checkArchivedObject(fields, here)
+                    } else if let name = fields["$classname"] {
+                        guard value(name).string != nil else { throw Problem("\(here).$classname: not a string") }
+                        guard let classes = fields["$classes"], case .array(let list) = value(classes), list.allSatisfy({ value($0).string != nil }) else {
+                            throw Problem("\(here).$classes: missing or not an array of strings")
+                        }
+                    }
+                default: continue
+                }
+            }
+        }
+
+        func checkArchivedObject(_ fields: [String: Any], _ here: String) throws(Problem) {
+            guard let classField = fields["$class"], case .uid(let uid) = value(classField), uid < objects.count,
+                let description = value(objects[Int(uid)]).fields, let nameField = description["$classname"], let name = value(nameField).string
+            else {
+                throw Problem("\(here).$class: not a class description")
+            }
+            for (key, field) in fields where key != "$class" {
+                switch value(field) {
+                case .uid, .integer, .real, .bool, .data: continue
+                case .array(let elements):
+                    for element in elements {
+                        guard case .uid(let uid) = value(element) else { throw Problem("\(here).\(key): an array of something else than UIDs") }
+                        // A collection cannot hold nil: Foundation would drop the element without an error.
+                        if uid == 0, ["NSArray", "NSMutableArray"].contains(name) { throw Problem("\(here).\(key): an element is $null") }
+                    }
+                default: throw Problem("\(here).\(key): a value NSKeyedArchiver never writes inline")
+                }
+            }
+            switch name {
+            case "NSArray", "NSMutableArray":
+                guard let list = fields["NS.objects"], case .array = value(list) else { throw Problem("\(here).NS.objects: missing or not an array") }
+            case "NSDate":
+                guard let time = fields["NS.time"], case .real(let t) = value(time), t.isFinite else {
+                    throw Problem("\(here).NS.time: missing or not a finite real")
+                }
+            default: break
+            }
+        }
+
+        /// The friend list's shape, each object of the class its place asks for: a root
+        /// FriendList with a version; for version 1 (a newer one is left to the version
+        /// switch, which does not read the friends), friends an NSArray of Friend, each with a
+        /// name string and an NSDate birthday.
+        func checkFriendList() throws(Problem) {
+            guard let list = object(top["root"])?.fields else { throw Problem("$top.root: missing or not an archived object") }
+            guard className(list) == "FriendListLoaders.FriendList" else { throw Problem("root: not a FriendList") }
+            guard let versionField = list["version"] else { throw Problem("version: missing") }
+            // As NSCoder.decodeInteger reads it: a number's integer part, else 0.
+            guard (versionField as? NSNumber)?.intValue == FriendList.currentVersion else { return }
+            guard let array = object(list["friends"])?.fields, ["NSArray", "NSMutableArray"].contains(className(array) ?? ""),
+                let elements = array["NS.objects"], case .array(let references) = value(elements)
+            else {
+                throw Problem("friends: missing or not an array")
+            }
+            var checked: Set<UInt32> = []
+            for (index, reference) in references.enumerated() {
+                guard case .uid(let uid) = value(reference), checked.insert(uid).inserted else { continue }
+                let here = "friends[\(index)]"
+                guard let friend = object(reference)?.fields, className(friend) == "FriendListLoaders.Friend" else { throw Problem("\(here): not a Friend") }
+                guard object(friend["name"])?.string != nil else { throw Problem("\(here).name: missing or not a string") }
+                guard let birthday = object(friend["birthday"])?.fields, className(birthday) == "NSDate" else {
+                    throw Problem("\(here).birthday: missing or not a date")
+                }
+            }
+        }
+    }
+}
