@@ -113,13 +113,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "HabitLoaderNaive",
-            dependencies: ["HabitLoaders"],
+            dependencies: ["HabitLoaders", "CCorruptFuzzWorker"],
             path: "Examples/HabitLoaderNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "HabitLoaderHardened",
-            dependencies: ["HabitLoaders"],
+            dependencies: ["HabitLoaders", "CCorruptFuzzWorker"],
             path: "Examples/HabitLoaderHardened",
             swiftSettings: swiftSettings
         ),
@@ -131,13 +131,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "FriendListNaive",
-            dependencies: ["FriendListLoaders"],
+            dependencies: ["FriendListLoaders", "CorruptFuzzWorker"],
             path: "Examples/FriendListNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "FriendListHardened",
-            dependencies: ["FriendListLoaders"],
+            dependencies: ["FriendListLoaders", "CorruptFuzzWorker"],
             path: "Examples/FriendListHardened",
             swiftSettings: swiftSettings
         ),
@@ -150,13 +150,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "NotesLoaderNaive",
-            dependencies: ["NotesLoaders"],
+            dependencies: ["NotesLoaders", "CorruptFuzzWorker"],
             path: "Examples/NotesLoaderNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "NotesLoaderHardened",
-            dependencies: ["NotesLoaders"],
+            dependencies: ["NotesLoaders", "CorruptFuzzWorker"],
             path: "Examples/NotesLoaderHardened",
             swiftSettings: swiftSettings
         ),

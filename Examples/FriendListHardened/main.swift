@@ -1,18 +1,17 @@
 // friend-list-hardened PATH: the hardened friend-list loader
 // (FriendListLoaders.HardenedFriendListLoader) as a target-protocol executable: exit 0 with a
-// line per friend, or exit 1 with `reason: WORD` and the message.
+// line per friend, or exit 1 with `reason: WORD` and the message. Started by
+// `corrupt-fuzz run --worker`, it serves input after input (CorruptFuzzWorker).
+import CorruptFuzzWorker
 import FriendListLoaders
 import Foundation
 
-guard CommandLine.arguments.count == 2 else {
+guard CommandLine.arguments.count == 2 || CorruptFuzzWorker.isWorker else {
     FileHandle.standardError.write(Data("reason: usage\nusage: friend-list-hardened PATH\n".utf8))
     exit(2)
 }
-do {
-    let list = try HardenedFriendListLoader.load(path: CommandLine.arguments[1])
-    print("version \(list.version)")
-    for friend in list.friends { print(friend.digest) }
-} catch {
-    FileHandle.standardError.write(Data("reason: \(error.reason)\n\(error.message)\n".utf8))
-    exit(1)
+CorruptFuzzWorker.serveFiles { path in
+    try HardenedFriendListLoader.load(path: path ?? "/dev/stdin")
+} digest: { list in
+    (["version \(list.version)"] + list.friends.map(\.digest)).joined(separator: "\n")
 }

@@ -131,7 +131,8 @@ extension ArchivePreflight {
     }
 
     /// An XML property list is UTF-8 text of XML characters (no control characters but tab,
-    /// line feed and carriage return, no U+FFFE or U+FFFF), and nothing but white space,
+    /// line feed and carriage return, no U+FFFE or U+FFFF) whose root element is `<plist>`
+    /// (PropertyListSerialization also reads a bare `<dict>`), and nothing but white space,
     /// comments and processing instructions follows `</plist>`.
     static func checkXMLText(_ bytes: [UInt8]) throws(Problem) {
         guard String(validating: bytes, as: UTF8.self) != nil else { throw Problem("xml: not UTF-8") }
@@ -147,6 +148,23 @@ extension ArchivePreflight {
         }
         if let bad { throw Problem("xml: byte \(bad) is not an XML character") }
         let text = String(decoding: bytes, as: UTF8.self)
+        // The prolog: white space, the declaration, comments, processing instructions, DOCTYPE.
+        var head = text[...]
+        while let first = head.utf8.first {
+            if isSpace(first) {
+                head = head.dropFirst()
+            } else if head.hasPrefix("<?"), let close = head.range(of: "?>") {
+                head = head[close.upperBound...]
+            } else if head.hasPrefix("<!--"), let close = head.range(of: "-->") {
+                head = head[close.upperBound...]
+            } else if head.hasPrefix("<!DOCTYPE"), let close = head.range(of: head.contains("[") ? "]>" : ">") {
+                head = head[close.upperBound...]
+            } else {
+                break
+            }
+        }
+        guard head.hasPrefix("<plist"), let after = head.dropFirst(6).first, after == ">" || after == " " || after.isNewline || after == "\t"
+        else { throw Problem("xml: the root element is not <plist>") }
         guard let end = text.range(of: "</plist>", options: .backwards) else { throw Problem("xml: no </plist>") }
         var tail = text[end.upperBound...]
         while let first = tail.utf8.first {

@@ -1,12 +1,14 @@
 // habit-loader-hardened PATH
 //
 // The hardened loader (HabitLoaders.HardenedHabitLoader) as a target-protocol executable:
-// exit 0 with a digest line per habit, or exit 1 with `reason: WORD` first on stderr.
+// exit 0 with a digest line per habit, or exit 1 with `reason: WORD` first on stderr. Started
+// by `corrupt-fuzz run --worker`, it serves input after input (corrupt_fuzz_worker.h's loop).
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import CCorruptFuzzWorker
 import HabitLoaders
 
 /// Writes `text` to standard error (fd 2).
@@ -37,13 +39,18 @@ extension HabitLoadError {
     static func make(_ reason: String, _ message: String) -> HabitLoadError { HabitLoadError(reason: reason, message: message) }
 }
 
-guard CommandLine.arguments.count == 2 else {
+guard CommandLine.arguments.count == 2 || getenv("CORRUPT_FUZZ_WORKER_FD") != nil else {
     printError("reason: usage\nusage: habit-loader-hardened PATH\n")
     exit(2)
 }
-do {
-    for habit in try HardenedHabitLoader.load(try readFile(CommandLine.arguments[1])) { print(habit.digest) }
-} catch {
-    printError("reason: \(error.reason)\n\(error.message)\n")
-    exit(1)
+let status = cf_worker_main_paths(CommandLine.argc, CommandLine.unsafeArgv) { path, reply in
+    do throws(HabitLoadError) {
+        let habits = try HardenedHabitLoader.load(try readFile(String(cString: path!)))
+        cf_worker_accept(reply, habits.map(\.digest).joined(separator: "\n"))
+        return 0
+    } catch {
+        cf_worker_reject(reply, error.reason, error.message)
+        return 1
+    }
 }
+exit(status)

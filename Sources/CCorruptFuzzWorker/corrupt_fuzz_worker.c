@@ -10,8 +10,14 @@
 static void copy_text(char *to, size_t capacity, const char *from) {
     if (!from) from = "";
     size_t n = 0;
-    for (; from[n] != '\0' && n + 1 < capacity; n++) to[n] = (from[n] == '\n' || from[n] == '\r') ? ' ' : from[n];
+    for (; from[n] != '\0' && n + 1 < capacity; n++) to[n] = from[n];
     to[n] = '\0';
+}
+
+/// Newlines become spaces: a protocol reply is one line.
+static void flatten(char *text) {
+    for (; *text; text++)
+        if (*text == '\n' || *text == '\r') *text = ' ';
 }
 
 void cf_worker_accept(cf_worker_reply *reply, const char *digest) {
@@ -89,7 +95,23 @@ static int write_all(int fd, const char *bytes, size_t length) {
     return 0;
 }
 
-int cf_worker_main(int argc, char **argv, cf_worker_load_fn load) {
+/// Runs one input through whichever kind of load function was given.
+typedef struct {
+    cf_worker_load_fn load_data;
+    cf_worker_load_path_fn load_path;
+} loader;
+
+static int run_input(const char *path, loader how, cf_worker_reply *reply) {
+    if (how.load_data) return load_path(path, path ? NULL : stdin, how.load_data, reply);
+    memset(reply, 0, sizeof *reply);
+    reply->kind = 'R';
+    int status = how.load_path(path, reply);
+    if (status == 0 && reply->kind == 'R') reply->kind = 'A';
+    if (status != 0) reply->kind = 'R';
+    return status;
+}
+
+static int serve(int argc, char **argv, loader how) {
     static cf_worker_reply reply;
     const char *variable = getenv("CORRUPT_FUZZ_WORKER_FD");
     if (variable && *variable) {
@@ -101,7 +123,9 @@ int cf_worker_main(int argc, char **argv, cf_worker_load_fn load) {
         if (write_all(fd, "H 1\n", 4) != 0) return 0;
         while ((length = getline(&line, &capacity, stdin)) > 0) {
             if (line[length - 1] == '\n') line[--length] = '\0';
-            load_path(line, NULL, load, &reply);
+            run_input(line, how, &reply);
+            flatten(reply.reason);
+            flatten(reply.text);
             int n;
             if (reply.kind == 'R')
                 n = snprintf(out, sizeof out, "R %s %s\n", reply.reason[0] ? reply.reason : "-", reply.text);
@@ -114,11 +138,21 @@ int cf_worker_main(int argc, char **argv, cf_worker_load_fn load) {
         free(line);
         return 0;
     }
-    int status = argc > 1 ? load_path(argv[1], NULL, load, &reply) : load_path(NULL, stdin, load, &reply);
+    int status = run_input(argc > 1 ? argv[1] : NULL, how, &reply);
     if (status == 0) {
         printf("%s\n", reply.text);
         return 0;
     }
     fprintf(stderr, "reason: %s\n%s\n", reply.reason[0] ? reply.reason : "-", reply.text);
     return 1;
+}
+
+int cf_worker_main(int argc, char **argv, cf_worker_load_fn load) {
+    loader how = {load, NULL};
+    return serve(argc, argv, how);
+}
+
+int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load) {
+    loader how = {NULL, load};
+    return serve(argc, argv, how);
 }

@@ -12,8 +12,10 @@ enum WorkerMode {
     /// Serves inputs forever (until stdin closes), then exits the process: the worker loop of
     /// ``CorruptFuzzWorker``, around the check's loader.
     static func serve<Value>(_ load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: Bool) -> Never {
-        CorruptFuzzWorker.serveInputs(resultDescriptor: 3) { data in
-            guard let data else { return .rejected(reason: "not-found", message: "the file does not exist") }
+        CorruptFuzzWorker.serveInputs(resultDescriptor: 3) { path in
+            guard let data = FileManager.default.contents(atPath: path) else {
+                return .rejected(reason: "not-found", message: "the file does not exist")
+            }
             switch runLoader(load, validate: validate, bytes: [UInt8](data), digest: digest) {
             case .accepted(let text): return .accepted(digest: text)
             case .acceptedInvalid(let message): return .acceptedInvalid(message: message)

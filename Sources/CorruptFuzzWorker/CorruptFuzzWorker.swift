@@ -75,34 +75,54 @@ public enum CorruptFuzzWorker {
     }
 
     /// Loads inputs with `load` until corrupt-fuzz closes standard input (as a worker), or
-    /// loads the one file named on the command line (otherwise); then exits.
+    /// loads the one file named on the command line, or standard input (otherwise); then exits.
     /// - Parameters:
     ///   - load: The app's loader: returns the loaded value or throws why it cannot. An error
     ///     with a `reason` property (a String or a String-backed enum) gives the reason word.
+    ///     A missing file is `not-found` without calling it.
     ///   - validate: The app's own check of a loaded value (`validateUserData`), nil when fine.
     ///   - digest: What the loaded value shows of the file (default: its description).
     public static func serve<Value>(
         _ load: (Data) throws -> Value, validate: ((Value) -> String?)? = nil,
         digest: (Value) -> String = { String(String(describing: $0).prefix(4096)) }
     ) -> Never {
-        let run = { (data: Data?) -> Reply in
-            guard let data else { return .rejected(reason: "not-found", message: "the file does not exist") }
-            return reply(data, load: load, validate: validate, digest: digest)
-        }
+        serveFiles(
+            { path in
+                let contents = path.map { FileManager.default.contents(atPath: $0) } ?? FileHandle.standardInput.readDataToEndOfFile()
+                guard let data = contents else { throw MissingFile() }
+                return try load(data)
+            }, validate: validate, digest: digest)
+    }
+
+    /// ``serve(_:validate:digest:)`` for a loader that opens the file itself, as apps do: `load`
+    /// gets the input's path (nil: read standard input), and finds out for itself when there is
+    /// no file.
+    public static func serveFiles<Value>(
+        _ load: (String?) throws -> Value, validate: ((Value) -> String?)? = nil,
+        digest: (Value) -> String = { String(String(describing: $0).prefix(4096)) }
+    ) -> Never {
         if let descriptor = resultDescriptor {
-            serveInputs(resultDescriptor: descriptor, run)
+            serveInputs(resultDescriptor: descriptor) { path in reply(path, load: load, validate: validate, digest: digest) }
         }
-        loadOnce(run)
+        loadOnce { path in reply(path, load: load, validate: validate, digest: digest) }
+    }
+
+    /// The file the input names does not exist (``serve(_:validate:digest:)`` says `not-found`).
+    struct MissingFile: Error {
+        let reason = "not-found"
+        let message = "the file does not exist"
     }
 
     /// One load, as a reply.
-    public static func reply<Value>(
-        _ data: Data, load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: (Value) -> String
+    public static func reply<Input, Value>(
+        _ input: Input, load: (Input) throws -> Value, validate: ((Value) -> String?)?, digest: (Value) -> String
     ) -> Reply {
         do {
-            let value = try load(data)
+            let value = try load(input)
             if let message = validate?(value), !message.isEmpty { return .acceptedInvalid(message: message) }
             return .accepted(digest: digest(value))
+        } catch let missing as MissingFile {
+            return .rejected(reason: missing.reason, message: missing.message)
         } catch {
             return .rejected(reason: reasonWord(of: error), message: String(describing: error))
         }
@@ -126,9 +146,9 @@ public enum CorruptFuzzWorker {
         return nil
     }
 
-    /// The worker loop: a path per line on standard input, a reply per line on `descriptor`
-    /// (nil data: the file does not exist), until standard input closes; then exits.
-    public static func serveInputs(resultDescriptor descriptor: Int32, _ run: (Data?) -> Reply) -> Never {
+    /// The worker loop: a path per line on standard input, a reply per line on `descriptor`,
+    /// until standard input closes; then exits.
+    public static func serveInputs(resultDescriptor descriptor: Int32, _ run: (String) -> Reply) -> Never {
         func send(_ line: String) {
             let bytes = Array((line + "\n").utf8)
             var written = 0
@@ -141,7 +161,7 @@ public enum CorruptFuzzWorker {
         }
         send("H \(protocolVersion)")
         while let path = readLine(strippingNewline: true) {
-            send(run(FileManager.default.contents(atPath: path)).line)
+            send(run(path).line)
         }
         exit(0)
     }
@@ -150,11 +170,10 @@ public enum CorruptFuzzWorker {
     public static let protocolVersion = 1
 
     /// One input, the target protocol's way: the file named by the first argument, or
-    /// standard input.
-    static func loadOnce(_ run: (Data?) -> Reply) -> Never {
+    /// standard input (nil).
+    static func loadOnce(_ run: (String?) -> Reply) -> Never {
         let arguments = CommandLine.arguments
-        let data: Data? = arguments.count > 1 ? FileManager.default.contents(atPath: arguments[1]) : FileHandle.standardInput.readDataToEndOfFile()
-        switch run(data) {
+        switch run(arguments.count > 1 ? arguments[1] : nil) {
         case .accepted(let digest):
             print(digest)
             exit(0)

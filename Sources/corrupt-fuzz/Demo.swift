@@ -3,7 +3,8 @@ import CorruptFuzzRunner
 import Foundation
 
 /// The bundled demo that `corrupt-fuzz run` runs without arguments: example loaders shipped
-/// with the package, a naive one with realistic bugs and a hardened one, on their seed files.
+/// with the package, a naive one with realistic bugs and a hardened one, on their seed files,
+/// each run as a persistent worker (`--worker`).
 enum Demo {
     /// What judges an example's inputs and guides its mutations.
     enum Format {
@@ -58,8 +59,9 @@ enum Demo {
                 }
                 format = .builtin(builtin)
             }
+            // Every demo loader is a persistent worker (CorruptFuzzWorker or corrupt_fuzz_worker.h).
             return try CampaignPlan.make(
-                target: "\(ShellWords.quote(loader)) @@", corpus: root.appendingPathComponent(example.corpus).path,
+                target: "\(ShellWords.quote(loader)) @@", worker: true, corpus: root.appendingPathComponent(example.corpus).path,
                 format: format, appValidator: nil, configuration: configuration, name: example.name)
         }
     }

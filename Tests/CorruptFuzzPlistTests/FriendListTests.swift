@@ -266,14 +266,19 @@ struct HardenedFriendListPrecheckTests {
         }
     }
 
-    @Test("XML archives with control characters, broken UTF-8 or content after </plist> are refused as corrupt")
+    @Test("XML archives with control characters, broken UTF-8, a root other than <plist> or content after </plist> are refused as corrupt")
     func xmlText() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Corpus/friend-lists/friend-list-xml.friends").path
         let xml = [UInt8](try #require(FileManager.default.contents(atPath: path)))
         #expect(try HardenedFriendListLoader.load(Data(xml)).version == 1)
         let closing = try #require(xml.indices.last { xml[$0...].starts(with: Array("</plist>".utf8)) })
-        for bad in [xml + [0xCA], xml + Array("x".utf8), xml[..<closing] + [0x01] + xml[closing...]] {
+        // The demo found this one: PropertyListSerialization reads a document whose root is
+        // <dict>, with a </plist> after it.
+        let text = String(decoding: xml, as: UTF8.self)
+        let bareDict = Array(text.replacingOccurrences(of: "<plist version=\"1.0\">", with: "").utf8)
+        #expect(bareDict != xml)
+        for bad: [UInt8] in [xml + [0xCA], xml + Array("x".utf8), Array(xml[..<closing]) + [0x01] + Array(xml[closing...]), bareDict] {
             #expect(FriendListFormat.validate(Array(bad))?.reason == "corrupt")
             #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bad)) }
         }

@@ -20,7 +20,8 @@
 // version 1) there, then corrupt-fuzz writes one input path per line on its standard input;
 // for each, the worker writes one line to the result descriptor:
 // `A <digest>` (accepted), `V <message>` (accepted, but the app's own check of the value
-// failed) or `R <reason|-> <message>` (rejected). Newlines in the text become spaces. Without
+// failed) or `R <reason|-> <message>` (rejected). Newlines in the text become spaces there
+// (a one-shot run prints them as they are). Without
 // CORRUPT_FUZZ_WORKER_FD, cf_worker_main loads argv[1] (or standard input) once, prints the
 // digest and returns 0, or prints `reason: WORD` and the message on stderr and returns 1.
 //
@@ -54,8 +55,15 @@ void cf_worker_accept(cf_worker_reply *reply, const char *digest);
 void cf_worker_accept_invalid(cf_worker_reply *reply, const char *message);
 void cf_worker_reject(cf_worker_reply *reply, const char *reason, const char *message);
 
-/// Serves inputs as a worker, or loads one file; returns the process's exit status.
+/// Loads the input at `path` (NULL: standard input), opening the file itself as an app does.
+typedef int (*cf_worker_load_path_fn)(const char *path, cf_worker_reply *reply);
+
+/// Serves inputs as a worker, or loads one file; returns the process's exit status. A missing
+/// file is rejected as `not-found` without calling `load`.
 int cf_worker_main(int argc, char **argv, cf_worker_load_fn load);
+
+/// cf_worker_main for a loader that opens the file itself (it sees missing files too).
+int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load);
 
 #ifdef __cplusplus
 }
