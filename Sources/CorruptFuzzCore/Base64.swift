@@ -50,20 +50,51 @@ enum Base64 {
     }
 }
 
-extension KeyedEncodingContainer {
-    /// Encodes bytes as one base64 string.
-    public mutating func encodeBytes(_ bytes: [UInt8]?, forKey key: Key) throws {
-        try encodeIfPresent(bytes.map(Base64.encode), forKey: key)
+/// Bytes that a report stores: encoded as one base64 string, not an array of numbers (a
+/// report's inputs can be megabytes).
+@propertyWrapper
+public struct Base64Coded<Value: Base64Representable>: Sendable, Hashable, Codable {
+    public var wrappedValue: Value
+
+    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = container.decodeNil() ? nil : try container.decode(String.self)
+        guard let value = Value(base64: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not base64")
+        }
+        wrappedValue = value
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let text = wrappedValue.base64 { try container.encode(text) } else { try container.encodeNil() }
     }
 }
 
-extension KeyedDecodingContainer {
-    /// Decodes bytes encoded by ``KeyedEncodingContainer/encodeBytes(_:forKey:)``.
-    public func decodeBytes(forKey key: Key) throws -> [UInt8]? {
-        guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }
-        guard let bytes = Base64.decode(text) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "not base64")
-        }
-        return bytes
+/// What ``Base64Coded`` can hold: bytes, or optional bytes.
+public protocol Base64Representable: Sendable, Hashable {
+    init?(base64: String?)
+    var base64: String? { get }
+}
+
+extension Array: Base64Representable where Element == UInt8 {
+    public init?(base64: String?) {
+        guard let base64, let bytes = Base64.decode(base64) else { return nil }
+        self = bytes
     }
+    public var base64: String? { Base64.encode(self) }
+}
+
+extension Optional: Base64Representable where Wrapped == [UInt8] {
+    public init?(base64: String?) {
+        guard let base64 else {
+            self = .none
+            return
+        }
+        guard let bytes = Base64.decode(base64) else { return nil }
+        self = .some(bytes)
+    }
+    public var base64: String? { self.map(Base64.encode) }
 }

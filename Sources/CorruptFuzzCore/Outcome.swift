@@ -55,9 +55,9 @@ public enum Outcome: Sendable, Hashable, Codable {
 public struct Execution: Sendable, Hashable, Codable {
     public var outcome: Outcome
     /// The first bytes of standard output (capped).
-    public var stdout: [UInt8]
+    @Base64Coded public var stdout: [UInt8]
     /// The first bytes of standard error (capped).
-    public var stderr: [UInt8]
+    @Base64Coded public var stderr: [UInt8]
     /// Wall-clock time of the run, in microseconds.
     public var microseconds: Int64
 
@@ -68,21 +68,4 @@ public struct Execution: Sendable, Hashable, Codable {
         self.microseconds = microseconds
     }
 
-    private enum CodingKeys: String, CodingKey { case outcome, stdout, stderr, microseconds }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        outcome = try c.decode(Outcome.self, forKey: .outcome)
-        stdout = try c.decodeBytes(forKey: .stdout) ?? []
-        stderr = try c.decodeBytes(forKey: .stderr) ?? []
-        microseconds = try c.decode(Int64.self, forKey: .microseconds)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(outcome, forKey: .outcome)
-        try c.encodeBytes(stdout, forKey: .stdout)
-        try c.encodeBytes(stderr, forKey: .stderr)
-        try c.encode(microseconds, forKey: .microseconds)
-    }
 }

@@ -26,7 +26,7 @@ public struct Expectation: Sendable, Hashable, Codable {
 /// One candidate input for a loader: its bytes (or a missing file), and how it was made.
 public struct TestInput: Sendable, Hashable, Codable {
     /// The file's content, or nil for a file that does not exist.
-    public var bytes: [UInt8]?
+    @Base64Coded public var bytes: [UInt8]?
     /// The names of the mutations applied, in order; empty for an unmodified seed.
     public var mutations: [String]
     /// The name of the seed this input descends from.
@@ -39,25 +39,6 @@ public struct TestInput: Sendable, Hashable, Codable {
         self.mutations = mutations
         self.seedName = seedName
         self.expectation = expectation
-    }
-
-    // Bytes as one base64 string, not an array of numbers: a report's inputs can be megabytes.
-    private enum CodingKeys: String, CodingKey { case bytes, mutations, seedName, expectation }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        bytes = try c.decodeBytes(forKey: .bytes)
-        mutations = try c.decode([String].self, forKey: .mutations)
-        seedName = try c.decode(String.self, forKey: .seedName)
-        expectation = try c.decodeIfPresent(Expectation.self, forKey: .expectation)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encodeBytes(bytes, forKey: .bytes)
-        try c.encode(mutations, forKey: .mutations)
-        try c.encode(seedName, forKey: .seedName)
-        try c.encodeIfPresent(expectation, forKey: .expectation)
     }
 
     /// A readable description of how the input was made, as it appears in reports.

@@ -13,7 +13,7 @@ public struct FindingRecord: Sendable, Codable {
     /// Seconds from the campaign's start to the first hit.
     public var firstSeconds: Double
     /// The minimized input, when minimization ran and the input is a file.
-    public var minimized: [UInt8]?
+    @Base64Coded public var minimized: [UInt8]?
     /// The minimized input's execution (what the replay shows).
     public var minimizedExecution: Execution?
     /// Executions spent minimizing.
@@ -30,32 +30,6 @@ public struct FindingRecord: Sendable, Codable {
         self.minimized = minimized
         self.minimizedExecution = minimizedExecution
         self.minimizationTests = minimizationTests
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case finding, hits, firstExecution, firstSeconds, minimized, minimizedExecution, minimizationTests
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        finding = try c.decode(Finding.self, forKey: .finding)
-        hits = try c.decode(Int.self, forKey: .hits)
-        firstExecution = try c.decode(Int.self, forKey: .firstExecution)
-        firstSeconds = try c.decode(Double.self, forKey: .firstSeconds)
-        minimized = try c.decodeBytes(forKey: .minimized)
-        minimizedExecution = try c.decodeIfPresent(Execution.self, forKey: .minimizedExecution)
-        minimizationTests = try c.decode(Int.self, forKey: .minimizationTests)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(finding, forKey: .finding)
-        try c.encode(hits, forKey: .hits)
-        try c.encode(firstExecution, forKey: .firstExecution)
-        try c.encode(firstSeconds, forKey: .firstSeconds)
-        try c.encodeBytes(minimized, forKey: .minimized)
-        try c.encodeIfPresent(minimizedExecution, forKey: .minimizedExecution)
-        try c.encode(minimizationTests, forKey: .minimizationTests)
     }
 }
 
@@ -284,6 +258,8 @@ public final class Campaign: @unchecked Sendable {
                                 finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
                     }
                 } else if behaviours.insert(Self.behaviour(of: outcome, normalized: &normalized)).inserted {
+                    // Bounded: a loader whose messages quote the data would grow it forever.
+                    if behaviours.count > Self.maxBehaviours { behaviours.removeAll(keepingCapacity: true) }
                     schedule.addToPool(input)
                 }
             }
@@ -330,10 +306,15 @@ public final class Campaign: @unchecked Sendable {
         }
         var judged = [Judged?](repeating: nil, count: batch.count)
         let failure = LockedBox<CorruptFuzzError?>(nil)
+        // Each slot takes the next input not yet taken, so a slot with quick inputs does not
+        // wait for one that drew a slow input (a fixed share per slot left one core idle).
+        let taken = LockedBox(0)
         judged.withUnsafeMutableBufferPointer { buffer in
             let out = UnsafeMutableSendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: min(slots, batch.count)) { slot in
-                for index in stride(from: slot, to: batch.count, by: slots) {
+                while true {
+                    let index = taken.next()
+                    guard index < batch.count, failure.value == nil else { return }
                     do throws(CorruptFuzzError) {
                         out[index] = try judge(batch[index], slot: slot)
                     } catch {
@@ -366,13 +347,19 @@ public final class Campaign: @unchecked Sendable {
         return Judged(execution: execution, verdict: verdict, finding: finding)
     }
 
+    /// How many distinct behaviours a campaign remembers before it starts over.
+    static let maxBehaviours = 50_000
+
     /// A coarse description of what the loader did, for keeping inputs with new behaviour.
-    /// `normalized` memoizes ``Normalize/message(_:)``: the same messages come back on most inputs.
+    /// Messages count up to the first quote (what follows quotes the data, which would make
+    /// every input new) and for 100 characters at most. `normalized` memoizes the work: the
+    /// same messages come back on most inputs.
     private static func behaviour(of judged: Judged, normalized: inout [String: String]) -> String {
         func normalize(_ text: String) -> String {
             if let known = normalized[text] { return known }
             if normalized.count >= 4096 { normalized.removeAll(keepingCapacity: true) }
-            let made = Normalize.message(text)
+            let unquoted = text.prefix { $0 != "'" && $0 != "\"" && $0 != "<" }.prefix(100)
+            let made = Normalize.message(String(unquoted))
             normalized[text] = made
             return made
         }
@@ -477,5 +464,15 @@ extension Duration {
     var seconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
+    }
+}
+
+extension LockedBox where Value == Int {
+    /// The current value, then one more.
+    func next() -> Int {
+        lock.withLock {
+            defer { stored += 1 }
+            return stored
+        }
     }
 }

@@ -46,47 +46,10 @@ public enum System {
 }
 
 extension FuzzConfiguration: Codable {
-    // The byte-level mutators are code: a decoded configuration has the default ones.
+    // `mutators` are code, not data: a decoded configuration has the default ones.
     private enum CodingKeys: String, CodingKey {
         case seed, maxRuns, maxSeconds, jobs, limits, maxInputLength, maxCatalogueInputLength, maxStackedMutations
         case truncateEveryLengthUpTo, minimize, minimizeMaxTests, minimizeMaxSeconds, minimizeTotalSeconds, shard
-    }
-
-    public init(from decoder: any Decoder) throws {
-        self.init()
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        seed = try c.decode(UInt64.self, forKey: .seed)
-        maxRuns = try c.decodeIfPresent(Int.self, forKey: .maxRuns)
-        maxSeconds = try c.decodeIfPresent(Double.self, forKey: .maxSeconds)
-        jobs = try c.decode(Int.self, forKey: .jobs)
-        limits = try c.decode(ProcessExecutor.Limits.self, forKey: .limits)
-        maxInputLength = try c.decode(Int.self, forKey: .maxInputLength)
-        maxCatalogueInputLength = try c.decode(Int.self, forKey: .maxCatalogueInputLength)
-        maxStackedMutations = try c.decode(Int.self, forKey: .maxStackedMutations)
-        truncateEveryLengthUpTo = try c.decode(Int.self, forKey: .truncateEveryLengthUpTo)
-        minimize = try c.decode(Bool.self, forKey: .minimize)
-        minimizeMaxTests = try c.decode(Int.self, forKey: .minimizeMaxTests)
-        minimizeMaxSeconds = try c.decode(Double.self, forKey: .minimizeMaxSeconds)
-        minimizeTotalSeconds = try c.decode(Double.self, forKey: .minimizeTotalSeconds)
-        shard = try c.decodeIfPresent(Shard.self, forKey: .shard)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(seed, forKey: .seed)
-        try c.encodeIfPresent(maxRuns, forKey: .maxRuns)
-        try c.encodeIfPresent(maxSeconds, forKey: .maxSeconds)
-        try c.encode(jobs, forKey: .jobs)
-        try c.encode(limits, forKey: .limits)
-        try c.encode(maxInputLength, forKey: .maxInputLength)
-        try c.encode(maxCatalogueInputLength, forKey: .maxCatalogueInputLength)
-        try c.encode(maxStackedMutations, forKey: .maxStackedMutations)
-        try c.encode(truncateEveryLengthUpTo, forKey: .truncateEveryLengthUpTo)
-        try c.encode(minimize, forKey: .minimize)
-        try c.encode(minimizeMaxTests, forKey: .minimizeMaxTests)
-        try c.encode(minimizeMaxSeconds, forKey: .minimizeMaxSeconds)
-        try c.encode(minimizeTotalSeconds, forKey: .minimizeTotalSeconds)
-        try c.encodeIfPresent(shard, forKey: .shard)
     }
 }
 
