@@ -46,7 +46,7 @@ public struct JUnitXMLReporter: Sendable {
         xml += attribute("hostname", report.hostname)
         xml += ">\n"
         xml += "    <properties>\n"
-        let properties: [(String, String)] =
+        var properties: [(String, String)] =
             [
                 ("target", result.targetCommand),
                 ("validator", result.validatorName ?? "(none)"),
@@ -57,6 +57,11 @@ public struct JUnitXMLReporter: Sendable {
                 ("stop-reason", result.stopReason),
                 ("report-folder", report.folder),
             ] + result.undecided.sorted { $0.key < $1.key }.map { ("undecided: \($0.key)", "\($0.value) inputs not labeled") }
+        if let stability = result.stability {
+            let same = "\(stability.rechecked - stability.differed) of \(stability.rechecked) inputs run again had the same outcome"
+            properties.append(("stability", same + (stability.example.map { "; \($0)" } ?? "")))
+        }
+        if let shard = result.configuration.shard { properties.append(("shard", "\(shard)")) }
         for (name, value) in properties {
             xml += "      <property" + attribute("name", name) + attribute("value", value) + "/>\n"
         }
