@@ -259,7 +259,7 @@ public final class Campaign: @unchecked Sendable {
                     }
                 } else if behaviours.insert(Self.behaviour(of: outcome, normalized: &normalized)).inserted {
                     // Bounded: a loader whose messages quote the data would grow it forever.
-                    if behaviours.count > Self.maxBehaviours { behaviours.removeAll(keepingCapacity: true) }
+                    if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
                     schedule.addToPool(input)
                 }
             }
@@ -348,7 +348,7 @@ public final class Campaign: @unchecked Sendable {
     }
 
     /// How many distinct behaviours a campaign remembers before it starts over.
-    static let maxBehaviours = 50_000
+    static let maxBehaviours = 20_000
 
     /// A coarse description of what the loader did, for keeping inputs with new behaviour.
     /// Messages count up to the first quote (what follows quotes the data, which would make
@@ -356,11 +356,11 @@ public final class Campaign: @unchecked Sendable {
     /// same messages come back on most inputs.
     private static func behaviour(of judged: Judged, normalized: inout [String: String]) -> String {
         func normalize(_ text: String) -> String {
-            if let known = normalized[text] { return known }
-            if normalized.count >= 4096 { normalized.removeAll(keepingCapacity: true) }
-            let unquoted = text.prefix { $0 != "'" && $0 != "\"" && $0 != "<" }.prefix(100)
-            let made = Normalize.message(String(unquoted))
-            normalized[text] = made
+            let unquoted = String(text.prefix { $0 != "'" && $0 != "\"" && $0 != "<" }.prefix(100))
+            if let known = normalized[unquoted] { return known }
+            if normalized.count >= 4096 { normalized.removeAll() }
+            let made = Normalize.message(unquoted)
+            normalized[unquoted] = made
             return made
         }
         var key = judged.execution.outcome.word

@@ -30,6 +30,10 @@ public struct InputSchedule: Sendable {
     private let mutator: (any StructureAwareMutator)?
     /// The pool holds the seeds and up to 512 inputs that showed new behaviour.
     private var maxPool: Int { seeds.count + 512 }
+    /// The bytes of the inputs added to the pool: at most ``maxPoolBytes``, so a campaign's
+    /// memory stays flat however many large inputs show new behaviour.
+    private var poolBytes = 0
+    public static let maxPoolBytes = 16 << 20
 
     /// How many deterministic inputs there are (the first ones and the stages).
     public var deterministicCount: Int { front.count + catalogue.count + stages.count }
@@ -132,14 +136,21 @@ public struct InputSchedule: Sendable {
 
     /// Adds an input whose behaviour was new, so havoc mutates it further. Inputs over
     /// `maxInputLength` (a 100 MB catalogue entry, a structured mutation's 1 MB string) run but
-    /// are not kept: mutations stacked on them would grow the pool without bound.
+    /// are not kept: mutations stacked on them would grow the pool without bound; nor is one
+    /// that would take the pool's added inputs over ``maxPoolBytes``.
     public mutating func addToPool(_ input: TestInput) {
         guard let bytes = input.bytes, bytes.count <= configuration.maxInputLength else { return }
         if pool.count < maxPool {
+            guard poolBytes + bytes.count <= Self.maxPoolBytes else { return }
             pool.append(input)
         } else {
-            pool[seeds.count + rng.below(maxPool - seeds.count)] = input
+            let index = seeds.count + rng.below(maxPool - seeds.count)
+            let replaced = pool[index].bytes?.count ?? 0
+            guard poolBytes - replaced + bytes.count <= Self.maxPoolBytes else { return }
+            poolBytes -= replaced
+            pool[index] = input
         }
+        poolBytes += bytes.count
     }
 
     /// The next input to run.

@@ -286,4 +286,16 @@ struct HardenedFriendListPrecheckTests {
         #expect(FriendListFormat.validate(commented) == nil)
         #expect(try HardenedFriendListLoader.load(Data(commented)).version == 1)
     }
+
+    @Test(
+        "archives a 10-minute worker campaign found: a set (Foundation crashed bridging it), an unknown marker, a 16-byte real",
+        arguments: ["set-in-archive", "unknown-marker", "real-of-16-bytes"])
+    func foundByLongCampaign(name: String) throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/FriendListRegressions/\(name).friends").path
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        #expect(FriendListFormat.validate(bytes)?.reason == .corrupt)
+        // In this process: were the preflight to let it through, Foundation would crash the test.
+        #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
+    }
 }
