@@ -11,7 +11,7 @@ import FriendListLoaders
 /// corrupt archives), and corrupted with keyed-archive mutations plus the loading-failure
 /// catalogue.
 ///
-/// The validator's checks, in order, with the reason each failure gets: no bytes → `empty`; not
+/// The validator's checks, in order, with the reason each failure gets: no bytes → `empty`; over 64 KiB → `corrupt` (no friend list is that large); not
 /// a strict binary plist, not a well-formed keyed archive, or breaking what Foundation's
 /// decoders assume → `corrupt`; a class other than the document's → `corrupt`; the root not a
 /// FriendList → `corrupt`; `version` missing or below 1 → `corrupt`, above
@@ -66,6 +66,9 @@ extension FriendListFormat {
     public static func validate(_ bytes: [UInt8]) -> Violation? {
         func corrupt(_ message: String, at path: String = "") -> Violation { Violation(.corrupt, message, at: path) }
         if let violation = Violation.intrinsic(for: bytes) { return violation }
+        if bytes.count > HardenedFriendListLoader.maxFileSize {
+            return corrupt("\(bytes.count) bytes is more than a friend list's \(HardenedFriendListLoader.maxFileSize)")
+        }
         let plist: BinaryPlist
         do throws(Violation) {
             plist = try PropertyListFile.read(bytes).plist

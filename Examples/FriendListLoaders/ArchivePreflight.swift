@@ -93,7 +93,7 @@ extension ArchivePreflight {
     /// a word; both were found by a 10-minute `--worker` campaign.
     static func markerProblem(_ marker: UInt8) -> String? {
         switch marker >> 4 {
-        case 0x0: return [0x00, 0x08, 0x09].contains(marker) ? nil : "unknown marker \(marker)"
+        case 0x0: return [0x00, 0x08, 0x09, 0x0F].contains(marker) ? nil : "unknown marker \(marker)"  // null, false, true, fill
         case 0x1: return marker & 0x0F <= 3 ? nil : "an integer of \(1 << Int(marker & 0x0F)) bytes"
         case 0x2: return (2...3).contains(marker & 0x0F) ? nil : "a real of \(1 << Int(marker & 0x0F)) bytes"
         case 0x3: return marker == 0x33 ? nil : "unknown marker \(marker)"
@@ -101,6 +101,75 @@ extension ArchivePreflight {
         case 0xC: return "a set, which no keyed archive holds"
         default: return "unknown marker \(marker)"
         }
+    }
+
+    /// The rest of an XML declaration after `<?xml`: `version`, then optionally `encoding` and
+    /// `standalone`, each `name = "value"` (or single quotes) after white space, then `?>`.
+    /// Returns what follows it.
+    static func xmlDeclaration(_ text: Substring) throws(Problem) -> Substring {
+        var rest = text
+        var names: [Substring] = []
+        while true {
+            let spaced = rest.utf8.first.map(isSpace) ?? false
+            rest = rest.drop { $0.isWhitespace }
+            if rest.hasPrefix("?>") { break }
+            let name = rest.prefix { $0.isLetter }
+            guard spaced, !name.isEmpty else { throw Problem("xml: the XML declaration is malformed") }
+            rest = rest.dropFirst(name.count).drop { $0.isWhitespace }
+            guard rest.first == "=" else { throw Problem("xml: \(name) in the XML declaration has no '='") }
+            rest = rest.dropFirst().drop { $0.isWhitespace }
+            guard let quote = rest.first, quote == "\"" || quote == "'", let close = rest.dropFirst().firstIndex(of: quote) else {
+                throw Problem("xml: \(name) in the XML declaration is not quoted")
+            }
+            let value = rest[rest.index(after: rest.startIndex)..<close]
+            rest = rest[rest.index(after: close)...]
+            switch name {
+            case "version" where names.isEmpty && value.hasPrefix("1.") && value.dropFirst(2).allSatisfy(\.isNumber) && value.count > 2:
+                break
+            case "encoding" where names == ["version"] && !value.isEmpty && value.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }):
+                break
+            case "standalone" where names.first == "version" && !names.contains("standalone") && (value == "yes" || value == "no"):
+                break
+            default:
+                throw Problem("xml: \(name)=\"\(value.prefix(20))\" does not belong in the XML declaration there")
+            }
+            names.append(name)
+        }
+        guard names.first == "version" else { throw Problem("xml: the XML declaration has no version") }
+        return rest.dropFirst(2)
+    }
+
+    /// The rest of a DOCTYPE after `<!DOCTYPE`: white space, a name, optionally `SYSTEM "id"` or
+    /// `PUBLIC "id" "id"`, optionally an internal subset in brackets, then `>`. Returns what
+    /// follows it.
+    static func doctype(_ text: Substring) throws(Problem) -> Substring {
+        func quoted(_ rest: inout Substring) throws(Problem) {
+            rest = rest.drop { $0.isWhitespace }
+            guard let quote = rest.first, quote == "\"" || quote == "'", let close = rest.dropFirst().firstIndex(of: quote) else {
+                throw Problem("xml: the DOCTYPE's identifier is not quoted")
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        guard let first = text.first, first.isWhitespace else { throw Problem("xml: the DOCTYPE is malformed") }
+        var rest = text.drop { $0.isWhitespace }
+        let name = rest.prefix { !$0.isWhitespace && $0 != ">" && $0 != "[" }
+        guard !name.isEmpty else { throw Problem("xml: the DOCTYPE names no root element") }
+        rest = rest.dropFirst(name.count).drop { $0.isWhitespace }
+        if rest.hasPrefix("SYSTEM") {
+            rest = rest.dropFirst(6)
+            try quoted(&rest)
+        } else if rest.hasPrefix("PUBLIC") {
+            rest = rest.dropFirst(6)
+            try quoted(&rest)
+            try quoted(&rest)
+        }
+        rest = rest.drop { $0.isWhitespace }
+        if rest.first == "[" {
+            guard let close = rest.firstIndex(of: "]") else { throw Problem("xml: the DOCTYPE's internal subset is not closed") }
+            rest = rest[rest.index(after: close)...].drop { $0.isWhitespace }
+        }
+        guard rest.first == ">" else { throw Problem("xml: the DOCTYPE is malformed") }
+        return rest.dropFirst()
     }
 
     /// A big-endian unsigned number of `width` bytes.
@@ -165,8 +234,13 @@ extension ArchivePreflight {
         }
         if let bad { throw Problem("xml: byte \(bad) is not an XML character") }
         let text = String(decoding: bytes, as: UTF8.self)
-        // The prolog: white space, the declaration, comments, processing instructions, DOCTYPE.
+        // The prolog: white space, the declaration, comments, processing instructions, DOCTYPE,
+        // each checked against XML's grammar (PropertyListSerialization reads a declaration or a
+        // DOCTYPE that is not).
         var head = text[...]
+        if head.hasPrefix("<?xml"), let next = head.dropFirst(5).utf8.first, isSpace(next) || next == UInt8(ascii: "?") {
+            head = try xmlDeclaration(head.dropFirst(5))
+        }
         while let first = head.utf8.first {
             if isSpace(first) {
                 head = head.dropFirst()
@@ -174,8 +248,8 @@ extension ArchivePreflight {
                 head = head[close.upperBound...]
             } else if head.hasPrefix("<!--"), let close = head.range(of: "-->") {
                 head = head[close.upperBound...]
-            } else if head.hasPrefix("<!DOCTYPE"), let close = head.range(of: head.contains("[") ? "]>" : ">") {
-                head = head[close.upperBound...]
+            } else if head.hasPrefix("<!DOCTYPE") {
+                head = try doctype(head.dropFirst(9))
             } else {
                 break
             }

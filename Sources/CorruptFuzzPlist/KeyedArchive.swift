@@ -102,6 +102,11 @@ extension KeyedArchiveChecker {
     /// ``problem(in:)`` found nothing.
     public static func foundationProblem(in plist: BinaryPlist) -> String? {
         let objects = plist.objects
+        // Foundation on Linux crashes (SIGSEGV in an AnyHashable cast) bridging a set read from
+        // an archive, wherever it is; no keyed archive holds one.
+        if let index = objects.firstIndex(where: { if case .set = $0 { true } else { false } }) {
+            return "objects[\(index)]: a set, which no keyed archive holds (Foundation crashes bridging it)"
+        }
         guard case .dictionary(let keys, let values, _) = objects[plist.topObject],
             let objectsRef = zip(keys, values).first(where: { string(objects[$0.0]) == "$objects" })?.1,
             case .array(let table, _) = objects[objectsRef]

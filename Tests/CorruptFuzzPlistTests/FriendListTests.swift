@@ -278,7 +278,16 @@ struct HardenedFriendListPrecheckTests {
         let text = String(decoding: xml, as: UTF8.self)
         let bareDict = Array(text.replacingOccurrences(of: "<plist version=\"1.0\">", with: "").utf8)
         #expect(bareDict != xml)
-        for bad: [UInt8] in [xml + [0xCA], xml + Array("x".utf8), Array(xml[..<closing]) + [0x01] + Array(xml[closing...]), bareDict] {
+        // And these a 10-minute worker campaign found: a malformed declaration or DOCTYPE, which
+        // PropertyListSerialization reads, and a file too large for Foundation to read in time.
+        let badDeclaration = Array(text.replacingOccurrences(of: "<?xml version=\"1.0\"", with: "<?xml vers0on\"1.0\"").utf8)
+        let badDoctype = Array(text.replacingOccurrences(of: "PUBLIC \"-//Apple//DTD PLIST 1.0//EN\"", with: "PUBLIC -//Apple").utf8)
+        let tooLarge = Array(closing > 0 ? xml[..<closing] : []) + Array(repeating: UInt8(ascii: " "), count: 70_000) + Array(xml[closing...])
+        #expect(badDeclaration != xml && badDoctype != xml)
+        for bad: [UInt8] in [
+            xml + [0xCA], xml + Array("x".utf8), Array(xml[..<closing]) + [0x01] + Array(xml[closing...]), bareDict, badDeclaration, badDoctype,
+            tooLarge,
+        ] {
             #expect(FriendListFormat.validate(Array(bad))?.reason == "corrupt")
             #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bad)) }
         }
