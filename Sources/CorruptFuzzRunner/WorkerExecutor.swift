@@ -35,6 +35,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private let limits: ProcessExecutor.Limits
     private let workDirectory: URL
     private var workers: [Worker?]
+    /// Per slot: where its inputs are written, and the line that names that file to the worker.
+    private let inputPaths: [String]
+    private let commandLines: [[UInt8]]
     /// Per slot: inputs run, and the last few (bytes and outcome) for rechecks.
     private var runs: [Int]
     private var recent: [[(bytes: [UInt8]?, outcome: String)]]
@@ -62,7 +65,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         runs = Array(repeating: 0, count: self.slots)
         recent = Array(repeating: [], count: self.slots)
         signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
-        workDirectory = try ScratchDirectory.make(prefix: "corrupt-fuzz-worker")
+        let directory = try ScratchDirectory.make(prefix: "corrupt-fuzz-worker")
+        workDirectory = directory
+        inputPaths = (0..<max(1, slots)).map { directory.appendingPathComponent("input-\($0)").path }
+        commandLines = inputPaths.map { Array(($0 + "\n").utf8) }
     }
 
     deinit {
@@ -105,7 +111,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     private func run(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
-        let file = workDirectory.appendingPathComponent("input-\(slot)").path
+        let file = inputPaths[slot]
         if let bytes = input.bytes {
             try ProcessExecutor.writeFile(bytes, to: file)
         } else {
@@ -115,38 +121,20 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         guard var worker = workers[slot] else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now
-        let line = Array((file + "\n").utf8)
-        _ = line.withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
-        let deadline = started + .milliseconds(limits.timeoutMilliseconds)
-        while true {
-            if let newline = worker.pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: worker.pending[..<newline], as: UTF8.self)
-                worker.pending.removeSubrange(...newline)
-                workers[slot] = worker
-                let outcome = Self.parse(line)
-                if lseek(worker.log, 0, SEEK_END) > Self.maxLogBytes { _ = ftruncate(worker.log, 0) }
-                var digest: [UInt8] = []
-                if case .accepted(let text) = outcome { digest = Array(text.utf8) }
-                return Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started))
-            }
-            let left = deadline - ContinuousClock.now
-            if left <= .zero {
-                stop(slot)
-                return Execution(outcome: .hung(milliseconds: limits.timeoutMilliseconds), microseconds: micros(since: started))
-            }
-            var poller = pollfd(fd: worker.results, events: Int16(POLLIN), revents: 0)
-            let ms = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            let ready = poll(&poller, 1, ms)
-            if ready < 0, errno != EINTR { break }
-            if ready > 0 {
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                let n = read(worker.results, &buffer, buffer.count)
-                if n > 0 {
-                    worker.pending += buffer[0..<n]
-                    continue
-                }
-                break  // EOF: the worker died
-            }
+        _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
+        switch Self.nextLine(&worker, before: started + .milliseconds(limits.timeoutMilliseconds)) {
+        case .line(let bytes):
+            workers[slot] = worker
+            let outcome = Self.parse(String(decoding: bytes, as: UTF8.self))
+            if lseek(worker.log, 0, SEEK_END) > Self.maxLogBytes { _ = ftruncate(worker.log, 0) }
+            var digest: [UInt8] = []
+            if case .accepted(let text) = outcome { digest = Array(text.utf8) }
+            return Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started))
+        case .timedOut:
+            stop(slot)
+            return Execution(outcome: .hung(milliseconds: limits.timeoutMilliseconds), microseconds: micros(since: started))
+        case .ended:
+            break
         }
         // The worker died while running this input.
         var status: Int32 = 0
@@ -242,25 +230,43 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// gets ten times the input timeout (at least 10 s) to start: a test binary takes a while.
     private func awaitHello(_ worker: inout Worker) -> String? {
         let wait = max(10_000, 10 * limits.timeoutMilliseconds)
-        let deadline = ContinuousClock.now + .milliseconds(wait)
+        switch Self.nextLine(&worker, before: ContinuousClock.now + .milliseconds(wait)) {
+        case .line(let line): return line.first == UInt8(ascii: "H") ? nil : "answered \"\(String(decoding: line.prefix(80), as: UTF8.self))\""
+        case .timedOut: return "said nothing within \(wait) ms"
+        case .ended(let why): return why
+        }
+    }
+
+    /// What reading the worker's next result line gave.
+    private enum LineRead {
+        case line([UInt8])
+        case timedOut
+        /// The worker closed fd 3 (it died), or the pipe could not be read (why).
+        case ended(String)
+    }
+
+    /// The worker's next line on fd 3, waiting until `deadline`. Reads into a buffer on the
+    /// stack: this runs once per input.
+    private static func nextLine(_ worker: inout Worker, before deadline: ContinuousClock.Instant) -> LineRead {
         while true {
             if let newline = worker.pending.firstIndex(of: 0x0A) {
-                let line = worker.pending[..<newline]
+                let line = Array(worker.pending[..<newline])
                 worker.pending.removeSubrange(...newline)
-                return line.first == UInt8(ascii: "H") ? nil : "answered \"\(String(decoding: line.prefix(80), as: UTF8.self))\""
+                return .line(line)
             }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { return "said nothing within \(wait) ms" }
+            guard left > .zero else { return .timedOut }
             var poller = pollfd(fd: worker.results, events: Int16(POLLIN), revents: 0)
             let ms = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             let ready = poll(&poller, 1, ms)
-            if ready < 0, errno != EINTR { return "could not be read (\(String(cString: strerror(errno))))" }
-            if ready > 0 {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let n = read(worker.results, &buffer, buffer.count)
-                guard n > 0 else { return "ended" }
-                worker.pending += buffer[0..<n]
+            if ready < 0, errno != EINTR { return .ended("could not be read (\(String(cString: strerror(errno))))") }
+            guard ready > 0 else { continue }
+            let n = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16_384) { buffer -> Int in
+                let n = read(worker.results, buffer.baseAddress, buffer.count)
+                if n > 0 { worker.pending += buffer[0..<n] }
+                return n
             }
+            guard n > 0 else { return .ended("ended") }
         }
     }
 
