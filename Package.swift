@@ -163,7 +163,7 @@ let package = Package(
 
         .executableTarget(
             name: "corrupt-fuzz-speed",
-            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSchema", "HabitLoaders"],
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzWorker", "CorruptFuzzSchema", "HabitLoaders"],
             path: "Benchmarks/Speed",
             exclude: ["libfuzzer-habit.swift", "run.sh"],
             swiftSettings: swiftSettings
@@ -251,7 +251,8 @@ let package = Package(
         .testTarget(
             name: "CorruptFuzzTestingTests",
             dependencies: [
-                "CorruptFuzzTesting", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders", "NotesLoaders",
+                "CorruptFuzzTesting", "CorruptFuzzWorker", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders",
+                "NotesLoaders",
             ],
             swiftSettings: swiftSettings
         ),

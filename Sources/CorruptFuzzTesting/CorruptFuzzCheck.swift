@@ -84,8 +84,8 @@ public struct CorruptFuzzReport: Sendable {
 /// `empty`/`not-found`/`corrupt` for Foundation's file and decoding errors
 /// (``CorruptFuzzWorker/reasonWord(of:)``), and the error's type name otherwise.
 func reasonWord(for error: any Error) -> Reason {
-    if let reason = Mirror(reflecting: error).children.first(where: { $0.label == "reason" })?.value as? Reason { return reason }
-    return Reason(CorruptFuzzWorker.reasonWord(of: error) ?? String(describing: type(of: error)))
+    // A `Reason` property is a String-backed RawRepresentable: the worker library reads it too.
+    Reason(CorruptFuzzWorker.reasonWord(of: error) ?? String(describing: type(of: error)))
 }
 
 /// Runs a loader on one input in-process and says what it did. With `digest`, an accepted

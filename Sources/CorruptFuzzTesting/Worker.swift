@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 import CorruptFuzzWorker
 import Foundation
 
@@ -14,7 +15,7 @@ enum WorkerMode {
     static func serve<Value>(_ load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: Bool) -> Never {
         CorruptFuzzWorker.serveInputs(resultDescriptor: 3) { path in
             guard let data = FileManager.default.contents(atPath: path) else {
-                return .rejected(reason: "not-found", message: "the file does not exist")
+                return .rejected(reason: Reason.notFound.rawValue, message: Violation.notFound.message)
             }
             switch runLoader(load, validate: validate, bytes: [UInt8](data), digest: digest) {
             case .accepted(let text): return .accepted(digest: text)
