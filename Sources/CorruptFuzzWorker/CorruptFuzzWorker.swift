@@ -108,9 +108,9 @@ public enum CorruptFuzzWorker {
     }
 
     /// The file the input names does not exist (``serve(_:validate:digest:)`` says `not-found`).
-    struct MissingFile: Error {
+    struct MissingFile: Error, CustomStringConvertible {
         let reason = "not-found"
-        let message = "the file does not exist"
+        var description: String { "the file does not exist" }
     }
 
     /// One load, as a reply.
@@ -121,8 +121,6 @@ public enum CorruptFuzzWorker {
             let value = try load(input)
             if let message = validate?(value), !message.isEmpty { return .acceptedInvalid(message: message) }
             return .accepted(digest: digest(value))
-        } catch let missing as MissingFile {
-            return .rejected(reason: missing.reason, message: missing.message)
         } catch {
             return .rejected(reason: reasonWord(of: error), message: String(describing: error))
         }
