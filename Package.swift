@@ -28,8 +28,11 @@ let package = Package(
         .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
         .executable(name: "friend-list-naive", targets: ["FriendListNaive"]),
         .executable(name: "friend-list-hardened", targets: ["FriendListHardened"]),
+        .executable(name: "friend-list-v2", targets: ["FriendListV2"]),
         .executable(name: "notes-loader-naive", targets: ["NotesLoaderNaive"]),
         .executable(name: "notes-loader-hardened", targets: ["NotesLoaderHardened"]),
+        .executable(name: "notes-writer-naive", targets: ["NotesWriterNaive"]),
+        .executable(name: "notes-writer-hardened", targets: ["NotesWriterHardened"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
         .executable(name: "xml-harness", targets: ["xml-harness"]),
     ],
@@ -141,6 +144,12 @@ let package = Package(
             path: "Examples/FriendListHardened",
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "FriendListV2",
+            dependencies: ["FriendListLoaders", "CorruptFuzzWorker"],
+            path: "Examples/FriendListV2",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "NotesLoaders",
             dependencies: ["CLibXML2"],
@@ -158,6 +167,18 @@ let package = Package(
             name: "NotesLoaderHardened",
             dependencies: ["NotesLoaders", "CorruptFuzzWorker"],
             path: "Examples/NotesLoaderHardened",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesWriterNaive",
+            dependencies: ["NotesLoaders"],
+            path: "Examples/NotesWriterNaive",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesWriterHardened",
+            dependencies: ["NotesLoaders"],
+            path: "Examples/NotesWriterHardened",
             swiftSettings: swiftSettings
         ),
 
@@ -199,6 +220,9 @@ let package = Package(
                 "FriendListHardened",
                 "NotesLoaderNaive",
                 "NotesLoaderHardened",
+                "FriendListV2",
+                "NotesWriterNaive",
+                "NotesWriterHardened",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

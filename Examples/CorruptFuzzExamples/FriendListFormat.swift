@@ -18,16 +18,28 @@ import FriendListLoaders
 /// ``FriendList/currentVersion`` → `unsupported-version` (checked before the friends: a newer
 /// app may store them differently); `friends` not an array of Friend, a name not a non-empty
 /// string, a birthday not a date in 1900...2100 → `corrupt`.
+///
+/// `FriendListFormat(version: 2)` is the document of the app's next version
+/// (``FriendListLoaders/FriendListV2``): friends may have a nickname (a string of 1...40
+/// characters), versions 1 and 2 are valid, and the generator writes version 2 with nicknames,
+/// the newer files of a version-skew check.
 public struct FriendListFormat: FuzzFormat {
     public let fileExtension = "friends"
     public let friendListMutator = FriendListMutator()
+    /// The app version whose documents these are: 1, or 2 with nicknames.
+    public let version: Int
 
-    public init() {}
+    public init(version: Int = FriendList.currentVersion) {
+        self.version = version
+    }
 
-    public var mutator: (any StructureAwareMutator)? { friendListMutator }
+    public var mutator: (any StructureAwareMutator)? { version == 1 ? friendListMutator : FriendListV2Generator() }
 
     public var validator: any Validator {
-        ClosureValidator(name: "friend-list reference validator", contents: { Self.validate($0).map(Verdict.invalid) ?? .valid })
+        let version = version
+        return ClosureValidator(
+            name: version == 1 ? "friend-list reference validator" : "friend-list version \(version) reference validator",
+            contents: { Self.validate($0, version: version).map(Verdict.invalid) ?? .valid })
     }
 
     // MARK: - Generation
@@ -62,8 +74,9 @@ public struct FriendListFormat: FuzzFormat {
 // MARK: - The reference validator
 
 extension FriendListFormat {
-    /// The first violation in `bytes`, or nil when they are a valid friend list.
-    public static func validate(_ bytes: [UInt8]) -> Violation? {
+    /// The first violation in `bytes`, or nil when they are a valid friend list of an app of
+    /// `version` (which reads every version up to its own).
+    public static func validate(_ bytes: [UInt8], version current: Int = FriendList.currentVersion) -> Violation? {
         func corrupt(_ message: String, at path: String = "") -> Violation { Violation(.corrupt, message, at: path) }
         if let violation = Violation.intrinsic(for: bytes) { return violation }
         if bytes.count > HardenedFriendListLoader.maxFileSize {
@@ -91,10 +104,10 @@ extension FriendListFormat {
         case .bool(let b): version = b ? 1 : 0
         default: version = 0
         }
-        if version > Int128(FriendList.currentVersion) {
-            return Violation(.unsupportedVersion, "\(version) is newer than \(FriendList.currentVersion)", at: "version")
+        if version > Int128(current) {
+            return Violation(.unsupportedVersion, "\(version) is newer than \(current)", at: "version")
         }
-        guard version == 1 else { return corrupt("\(version) is not a valid version", at: "version") }
+        guard version >= 1 else { return corrupt("\(version) is not a valid version", at: "version") }
         guard let friendsRef = fields["friends"], let array = graph.deref(friendsRef),
             let arrayFields = graph.fields(of: array, className: nil),
             ["NSArray", "NSMutableArray"].contains(graph.className(of: array) ?? ""),
@@ -119,6 +132,15 @@ extension FriendListFormat {
             let birthday = Date(timeIntervalSinceReferenceDate: time)
             guard HardenedFriendListLoader.birthdayRange.contains(birthday) else {
                 return corrupt("\(time) is outside 1900...2100", at: "\(here).birthday")
+            }
+            // Version 2's nickname; a file of version 1 never has one (version 1 ignores it).
+            if version >= 2, let nicknameRef = f["nickname"] {
+                guard let object = graph.deref(nicknameRef), let nickname = string(plist.objects[object]) else {
+                    return corrupt("not a string", at: "\(here).nickname")
+                }
+                guard (1...FriendListV2Store.maxNicknameLength).contains(nickname.count) else {
+                    return corrupt("must have 1...\(FriendListV2Store.maxNicknameLength) characters", at: "\(here).nickname")
+                }
             }
         }
         return nil
@@ -260,4 +282,42 @@ public struct FriendListMutator: StructureAwareMutator {
     }
 
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { plist.mutate(bytes, using: &rng) }
+}
+
+/// Documents of the friend list's version 2, archived by the real NSKeyedArchiver from drawn
+/// values, every friend with a nickname: the newer files of a version-skew check. (Its
+/// corruptions are version 1's: fuzz version 2 with `--format friend-list`'s mutator.)
+public struct FriendListV2Generator: StructureAwareMutator {
+    public struct Values: Codable, Sendable {
+        public var friends: [FriendValues]
+    }
+
+    public struct FriendValues: Codable, Sendable {
+        public var name: String
+        public var birthday: Date
+        public var nickname: String?
+    }
+
+    static let overrides: [String: ArbitraryOverride] = [
+        "friends.name": .nonEmptyString(maxLength: 20),
+        "friends.nickname": .nonEmptyString(maxLength: FriendListV2Store.maxNicknameLength),
+        "friends.birthday": .date(in: HardenedFriendListLoader.birthdayRange),
+    ]
+
+    public init() {}
+
+    /// Archived by version 2's own save, which names its classes as version 1 did.
+    public func generate(using rng: inout FuzzRNG) -> [UInt8] {
+        let values = (try? Arbitrary.value(Values.self, using: &rng, overrides: Self.overrides)) ?? Values(friends: [])
+        let list = FriendListV2(friends: values.friends.map { FriendV2(name: $0.name, birthday: $0.birthday, nickname: $0.nickname) })
+        return (try? [UInt8](FriendListV2Store.save(list))) ?? []
+    }
+
+    public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        FriendListMutator().catalogue(of: bytes, context: context)
+    }
+
+    public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? {
+        FriendListMutator().mutate(bytes, using: &rng)
+    }
 }

@@ -22,7 +22,9 @@ enum ArchivePreflight {
     /// The archiver version NSKeyedArchiver writes.
     static let archiverVersion = 100_000
 
-    static func check(_ data: Data, allowedClassNames: Set<String>) throws(Problem) {
+    /// Checks `data`; the friends are checked in documents of `readsVersions` (a newer one is
+    /// left to the loader's version switch).
+    static func check(_ data: Data, allowedClassNames: Set<String>, readsVersions: ClosedRange<Int> = 1...FriendList.currentVersion) throws(Problem) {
         let bytes = [UInt8](data)
         if bytes.starts(with: Array("bplist".utf8)) {
             try checkBinaryLayout(bytes)
@@ -44,7 +46,7 @@ enum ArchivePreflight {
         let archive = try Archive(plist)
         try archive.checkEverything(allowedClassNames: allowedClassNames)
         try archive.checkObjects()
-        try archive.checkFriendList()
+        try archive.checkFriendList(readsVersions: readsVersions)
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
@@ -465,15 +467,16 @@ extension ArchivePreflight {
         }
 
         /// The friend list's shape, each object of the class its place asks for: a root
-        /// FriendList with a version; for version 1 (a newer one is left to the version
-        /// switch, which does not read the friends), friends an NSArray of Friend, each with a
-        /// name string and an NSDate birthday.
-        func checkFriendList() throws(Problem) {
+        /// FriendList with a version; for a version the loader reads (a newer one is left to
+        /// the version switch, which does not read the friends), friends an NSArray of Friend,
+        /// each with a name string, an NSDate birthday and (from version 2) perhaps a nickname
+        /// string.
+        func checkFriendList(readsVersions: ClosedRange<Int>) throws(Problem) {
             guard let list = object(top["root"])?.fields else { throw Problem("$top.root: missing or not an archived object") }
             guard className(list) == "FriendListLoaders.FriendList" else { throw Problem("root: not a FriendList") }
             guard let versionField = list["version"] else { throw Problem("version: missing") }
             // As NSCoder.decodeInteger reads it: a number's integer part, else 0.
-            guard (versionField as? NSNumber)?.intValue == FriendList.currentVersion else { return }
+            guard let version = (versionField as? NSNumber)?.intValue, readsVersions.contains(version) else { return }
             guard let array = object(list["friends"])?.fields, ["NSArray", "NSMutableArray"].contains(className(array) ?? ""),
                 let elements = array["NS.objects"], case .array(let references) = value(elements)
             else {
@@ -487,6 +490,9 @@ extension ArchivePreflight {
                 guard object(friend["name"])?.string != nil else { throw Problem("\(here).name: missing or not a string") }
                 guard let birthday = object(friend["birthday"])?.fields, className(birthday) == "NSDate" else {
                     throw Problem("\(here).birthday: missing or not a date")
+                }
+                if version >= 2, let nickname = friend["nickname"], object(nickname)?.string == nil {
+                    throw Problem("\(here).nickname: not a string")
                 }
             }
         }

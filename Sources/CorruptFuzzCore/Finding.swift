@@ -20,6 +20,18 @@ public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comp
     /// The validator (not the loader) crashed, hung or could not run on an input: the input
     /// stayed unlabeled, so the campaign could not judge the loader on it.
     case validatorError = "validator-error"
+    /// A file written by a newer version of the app was accepted by an older one that lost
+    /// part of it: the older loader's digest differs from the newer one's, so the older app
+    /// shows less than the file holds and would save it back without the rest.
+    case lostOnDowngrade = "lost-on-downgrade"
+    /// The app's own writer corrupted a document: what it saved fails the validator, does not
+    /// load again, or loads as other data than was saved (load, save, load again).
+    case writerCorruption = "writer-corruption"
+
+    /// The checks a fuzz campaign makes, one JUnit test case each.
+    public static let campaignChecks: [FindingKind] = [
+        .crash, .hang, .oom, .silentAcceptance, .falseRejection, .wrongReason, .xxe, .validatorError,
+    ]
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -39,14 +51,21 @@ public struct Finding: Sendable, Hashable, Codable {
     public var execution: Execution
     /// The validator's verdict on the input, when one ran.
     public var verdict: Verdict?
+    /// Further files that show the bug beside the input: what a writer saved from it, in
+    /// order (`saved-1.plist`, `saved-2.plist`). Reports save them next to the reproducer.
+    public var attachments: [Attachment]?
 
-    public init(kind: FindingKind, signature: String, detail: String, input: TestInput, execution: Execution, verdict: Verdict?) {
+    public init(
+        kind: FindingKind, signature: String, detail: String, input: TestInput, execution: Execution, verdict: Verdict?,
+        attachments: [Attachment]? = nil
+    ) {
         self.kind = kind
         self.signature = signature
         self.detail = detail
         self.input = input
         self.execution = execution
         self.verdict = verdict
+        self.attachments = attachments
     }
 
     /// The deduplication key.
@@ -61,5 +80,17 @@ public struct FindingKey: Sendable, Hashable, Codable {
     public init(kind: FindingKind, signature: String) {
         self.kind = kind
         self.signature = signature
+    }
+}
+
+/// A file that belongs to a finding beside its input, such as what the app's writer saved.
+public struct Attachment: Sendable, Hashable, Codable {
+    /// The file's name in the finding's folder, e.g. `saved-1.plist`.
+    public var name: String
+    @Base64Coded public var bytes: [UInt8]
+
+    public init(name: String, bytes: [UInt8]) {
+        self.name = name
+        self.bytes = bytes
     }
 }

@@ -18,7 +18,7 @@ public struct JUnitXMLReporter: Sendable {
     /// Renders the report.
     public func render(_ report: RunReport) -> String {
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let tests = report.suites.count * FindingKind.allCases.count
+        let tests = report.suites.reduce(0) { $0 + $1.result.checkedKinds.count }
         let failures = report.suites.reduce(0) { count, suite in
             count + Set(suite.result.findings.map(\.finding.kind)).count
         }
@@ -33,11 +33,11 @@ public struct JUnitXMLReporter: Sendable {
     private func renderSuite(_ suite: RunReport.Suite, report: RunReport, into xml: inout String) {
         let result = suite.result
         let failing = Set(result.findings.map(\.finding.kind))
-        let skippedChecks = FindingKind.allCases.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
+        let skippedChecks = result.checkedKinds.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
         xml += "  <testsuite"
         xml += attribute("name", result.targetName)
         let errors = result.toolError == nil ? 0 : 1
-        xml += attribute("tests", "\(FindingKind.allCases.count + errors)")
+        xml += attribute("tests", "\(result.checkedKinds.count + errors)")
         xml += attribute("failures", "\(failing.count)")
         xml += attribute("errors", "\(errors)")
         xml += attribute("skipped", "\(skippedChecks.count)")
@@ -67,7 +67,7 @@ public struct JUnitXMLReporter: Sendable {
         }
         xml += "    </properties>\n"
         let classname = "corrupt-fuzz." + result.targetName
-        for kind in FindingKind.allCases {
+        for kind in result.checkedKinds {
             let records = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
             xml +=
                 "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
@@ -126,7 +126,7 @@ public struct JUnitXMLReporter: Sendable {
             return result.outsideTraps == nil ? "the format names no external resources, so no canary file or loopback listener was set" : nil
         case .validatorError:
             return result.validatorName == nil ? "no validator ran" : nil
-        case .crash, .hang, .oom:
+        case .crash, .hang, .oom, .lostOnDowngrade, .writerCorruption:
             return nil
         }
     }
@@ -157,6 +157,12 @@ public struct JUnitXMLReporter: Sendable {
             lines.append("reproducer: \(saved.minimized ?? "(a missing file: no file to save)")")
             if let original = saved.original { lines.append("original: \(original)") }
             lines.append("replay: \(saved.replayCommand)")
+            if let path = saved.minimized, let slash = path.lastIndex(of: "/") {
+                let folder = path[..<slash]
+                for attachment in finding.attachments ?? [] {
+                    lines.append("\(attachment.name): \(folder)/\(ReportWriter.slug(attachment.name))")
+                }
+            }
         }
         if let minimized = record.minimized, let original = finding.input.bytes {
             lines.append("minimized: \(original.count) -> \(minimized.count) bytes in \(record.minimizationTests) executions")

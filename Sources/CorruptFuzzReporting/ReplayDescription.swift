@@ -30,8 +30,20 @@ public struct ReplayDescription: Sendable, Hashable, Codable {
         self.fileExtension = fileExtension
     }
 
+    /// The whole command that replays a file, the file's path last, for checks that replay
+    /// with a command of their own (`corrupt-fuzz skew --older … --newer-corpus`); nil for
+    /// `corrupt-fuzz replay` with the fields above.
+    public var commandWords: [String]?
+
+    /// A replay by a command of its own: `words`, then the file's path.
+    public init(command words: [String], fileExtension: String) {
+        self.init(tool: words.first ?? "corrupt-fuzz", targetCommand: "", fileExtension: fileExtension)
+        commandWords = words
+    }
+
     /// The shell command that replays the file at `path`.
     public func command(replaying path: String) -> String {
+        if let commandWords { return (commandWords + [path]).map(ShellWords.quote).joined(separator: " ") }
         var words = [ShellWords.quote(tool), "replay", "--target", ShellWords.quote(targetCommand)]
         for option in selection { words += option.enumerated().map { $0.offset == 0 ? $0.element : ShellWords.quote($0.element) } }
         let defaults = ProcessExecutor.Limits()

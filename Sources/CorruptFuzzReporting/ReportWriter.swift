@@ -70,6 +70,9 @@ public struct ReportWriter: Sendable {
                     minimizedPath = minimizedURL.path
                     replayPath = minimizedURL.path
                 }
+                for attachment in record.finding.attachments ?? [] {
+                    try write(Data(attachment.bytes), to: dir.appendingPathComponent(Self.slug(attachment.name)))
+                }
                 let replay = suite.replay.command(replaying: replayPath)
                 let item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
                 let text = JUnitXMLReporter().failureBody(record, saved: item, seed: suite.result.configuration.seed)

@@ -71,6 +71,12 @@ public struct CampaignResult: Sendable, Codable {
     public static let maxUndecidedReasons = 20
     /// With a persistent worker: how often an input run again gave the same outcome.
     public var stability: Stability?
+    /// The checks this run made, when it is not a fuzz campaign (a version-skew or round-trip
+    /// check); nil for a campaign's own ``FindingKind/campaignChecks``.
+    public var checks: [FindingKind]?
+
+    /// The checks this run made, one JUnit test case each.
+    public var checkedKinds: [FindingKind] { checks ?? FindingKind.campaignChecks }
 
     public var executionsPerSecond: Double { fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0 }
 

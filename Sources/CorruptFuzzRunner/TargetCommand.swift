@@ -17,12 +17,7 @@ public struct TargetCommand: Sendable, Hashable, CustomStringConvertible {
     public var takesPath: Bool { words.dropFirst().contains { $0.contains("@@") } }
 
     /// A short name for reports: the executable's file name and its first arguments.
-    public var name: String {
-        let base = (words.first.map { ($0 as NSString).lastPathComponent }) ?? "target"
-        let rest = words.dropFirst().filter { !$0.contains("@@") }.prefix(3)
-        let name = ([base] + rest).joined(separator: " ")
-        return name.count <= 40 ? name : String(name.prefix(39)) + "…"
-    }
+    public var name: String { Self.shortName(words) }
 
     public var description: String { line }
 

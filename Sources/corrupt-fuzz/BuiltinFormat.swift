@@ -13,6 +13,7 @@ struct BuiltinFormat: Sendable {
         BuiltinFormat(name: "binary-plist", format: PlistFormat(.propertyList)),
         BuiltinFormat(name: "keyed-archive", format: PlistFormat(.keyedArchive)),
         BuiltinFormat(name: "friend-list", format: FriendListFormat()),
+        BuiltinFormat(name: "friend-list-v2", format: FriendListFormat(version: 2)),
         BuiltinFormat(name: "notes", format: NotesFormat()),
         BuiltinFormat(name: "xml", format: XMLFormat()),
     ]

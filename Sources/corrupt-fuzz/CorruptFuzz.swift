@@ -12,7 +12,10 @@ struct CorruptFuzz: ParsableCommand {
             Run `corrupt-fuzz run` with no arguments for the bundled demo.
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, ReplayCommand.self, GenerateCommand.self, ValidateCommand.self, MergeCommand.self],
+        subcommands: [
+            RunCommand.self, ReplayCommand.self, SkewCommand.self, RoundTripCommand.self, GenerateCommand.self, ValidateCommand.self,
+            MergeCommand.self,
+        ],
         defaultSubcommand: RunCommand.self
     )
 

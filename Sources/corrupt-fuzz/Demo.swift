@@ -66,6 +66,39 @@ enum Demo {
         }
     }
 
+    /// The demo's checks of versions and writers, after the campaigns: version 1 of the friend
+    /// list (naive and hardened) against version 2's files and writer, and the notes app's two
+    /// writers through load, save, load again.
+    static func documentChecks(configuration: FuzzConfiguration) throws -> [DocumentCheckPlan] {
+        let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
+        let root = try packageRoot()
+        func program(_ name: String) throws -> String {
+            let path = binDirectory.appendingPathComponent(name).path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw CorruptFuzzError(.unusableTarget, "the demo program \(path) is missing; build the package first (swift build)")
+            }
+            return ShellWords.quote(path)
+        }
+        var options = DocumentCheckOptions()
+        options.worker = true
+        options.seed = configuration.seed
+        options.timeout = Seconds(argument: "\(min(configuration.limits.timeoutMilliseconds, 2000))ms") ?? .defaultTimeout
+        let newer = try program("friend-list-v2")
+        let skew = try ["friend-list-naive", "friend-list-hardened"].map { older in
+            SkewCommand.plan(
+                older: "\(try program(older)) @@", newer: "\(newer) @@", newerWriter: "\(newer) resave @@ @out",
+                olderCorpus: [root.appendingPathComponent("Corpus/friend-lists").path], newerCorpus: [],
+                newerFormat: BuiltinFormat.named("friend-list-v2"), generate: 20, options: options)
+        }
+        let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer in
+            RoundTripCommand.plan(
+                loader: "\(try program("notes-loader-hardened")) @@", writer: "\(try program(writer)) @@ @out",
+                corpus: [root.appendingPathComponent("Corpus/notes").path], format: BuiltinFormat.named("notes"), appValidator: nil,
+                generate: 20, cycles: 2, options: options)
+        }
+        return skew + roundTrips
+    }
+
     /// The package checkout: the current folder when it holds the demo corpus, else the
     /// checkout this binary was built from.
     static func packageRoot() throws -> URL {

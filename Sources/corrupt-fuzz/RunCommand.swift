@@ -83,6 +83,7 @@ struct RunCommand: ParsableCommand {
         configuration.minimize = !noMinimize
         configuration.shard = shard
         let plans: [CampaignPlan]
+        var checks: [DocumentCheckPlan] = []
         do {
             if let target = targetOptions.target {
                 plans = [
@@ -90,6 +91,7 @@ struct RunCommand: ParsableCommand {
                 ]
             } else {
                 plans = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil)
+                checks = try Demo.documentChecks(configuration: configuration)
             }
         } catch let error as CorruptFuzzError {
             throw configurationError(error)
@@ -100,7 +102,7 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw configurationError(error)
         }
-        let findings = try execute(plans, writer: writer)
+        let findings = try execute(plans, checks: checks, writer: writer)
         throw findings > 0 ? ExitCode(1) : ExitCode.success
     }
 
@@ -110,7 +112,7 @@ struct RunCommand: ParsableCommand {
     /// and again after each campaign, so a failure in a later phase or campaign loses nothing
     /// already found. A failure of the tool itself is written into the report and ends in
     /// exit status 2.
-    private func execute(_ plans: [CampaignPlan], writer: ReportWriter) throws -> Int {
+    private func execute(_ plans: [CampaignPlan], checks: [DocumentCheckPlan], writer: ReportWriter) throws -> Int {
         cf_install_interrupt_handler()
         // Descendants of a target that escape its process group (even into a new session)
         // are re-parented to us and killed, instead of outliving the campaign.
@@ -128,7 +130,7 @@ struct RunCommand: ParsableCommand {
                     fuzzed: { partial in
                         guard !partial.findings.isEmpty else { return }
                         var provisional = earlier + [RunReport.Suite(result: partial, replay: plan.replay)]
-                        try? write(&provisional, writer: writer)
+                        try? Self.write(&provisional, writer: writer)
                     })
                 display.finish(result)
                 if let error = result.toolError {
@@ -136,29 +138,39 @@ struct RunCommand: ParsableCommand {
                     toolErrors.append(error)
                 }
                 suites.append(RunReport.Suite(result: result, replay: plan.replay))
-                try? write(&suites, writer: writer)
+                try? Self.write(&suites, writer: writer)
             } catch {
                 display.clear()
                 // Keep what earlier campaigns found, then report the error.
-                if !suites.isEmpty { try? write(&suites, writer: writer) }
+                if !suites.isEmpty { try? Self.write(&suites, writer: writer) }
                 throw configurationError(error)
             }
         }
+        for check in checks where cf_interrupted() == 0 {
+            display.note("checking \(check.name)")
+            do {
+                suites += try check.run()
+            } catch {
+                if !suites.isEmpty { try? Self.write(&suites, writer: writer) }
+                throw configurationError(error)
+            }
+            try? Self.write(&suites, writer: writer)
+        }
         if cf_interrupted() != 0 { display.note("interrupted: writing the report of what was found so far") }
         do {
-            try write(&suites, writer: writer)
+            try Self.write(&suites, writer: writer)
         } catch let error as CorruptFuzzError {
             throw configurationError(error)
         }
         let report = suites.reduce(0) { $0 + $1.result.findings.count }
-        printSummary(suites, writer: writer)
+        Self.printSummary(suites, writer: writer)
         if let first = toolErrors.first {
             throw configurationError(CorruptFuzzError(.unusableTarget, first))
         }
         return report
     }
 
-    private func write(_ suites: inout [RunReport.Suite], writer: ReportWriter) throws {
+    static func write(_ suites: inout [RunReport.Suite], writer: ReportWriter) throws {
         try writer.saveReproducers(&suites)
         let report = RunReport(
             runID: writer.runID, folder: writer.folder.path, suites: suites,
@@ -166,11 +178,12 @@ struct RunCommand: ParsableCommand {
         try writer.writeReport(report)
     }
 
-    private func printSummary(_ suites: [RunReport.Suite], writer: ReportWriter) {
+    static func printSummary(_ suites: [RunReport.Suite], writer: ReportWriter) {
         var out = "\n"
         for suite in suites {
             let r = suite.result
-            out += "\(r.targetName): \(r.executions) executions, \(Int(r.executionsPerSecond.rounded()))/s, "
+            out += "\(r.targetName): \(r.executions) executions, "
+            if r.checks == nil { out += "\(Int(r.executionsPerSecond.rounded()))/s, " }
             out += r.findings.isEmpty ? "no findings\n" : "\(r.findings.count) finding\(r.findings.count == 1 ? "" : "s")\n"
             var shown: [FindingKind: Int] = [:]
             for (index, record) in r.findings.enumerated() {

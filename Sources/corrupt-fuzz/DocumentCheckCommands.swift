@@ -1,0 +1,301 @@
+import ArgumentParser
+import CCorruptFuzzSpawn
+import CorruptFuzzCore
+import CorruptFuzzReporting
+import CorruptFuzzRunner
+import Foundation
+
+/// A version-skew or round-trip check, ready to run: the report's suites it makes.
+struct DocumentCheckPlan {
+    var name: String
+    var run: () throws(CorruptFuzzError) -> [RunReport.Suite]
+}
+
+/// Options shared by `skew` and `roundtrip`: how loaders run, and where the report goes.
+struct DocumentCheckOptions: ParsableArguments {
+    @Flag(
+        name: .long,
+        help: "Start each loader once as a persistent worker (CorruptFuzzWorker.serve, or cf_worker_main in C) instead of once per file.")
+    var worker = false
+
+    @Option(name: .long, help: ArgumentHelp("Deadline of one load or save, e.g. 1s, 500ms.", valueName: "duration"))
+    var timeout: Seconds = .defaultTimeout
+
+    @Option(name: .long, help: ArgumentHelp("Address-space limit of a loader or writer, e.g. 1GB; 0 for none.", valueName: "size"))
+    var memoryLimit: ByteSize = .defaultMemoryLimit
+
+    @Option(name: .long, help: ArgumentHelp("Seed of the generated documents.", valueName: "n"))
+    var seed: UInt64 = 0
+
+    @Option(name: .long, help: ArgumentHelp("Parent folder of run reports.", valueName: "dir"))
+    var reports: String = "Reports"
+
+    var limits: ProcessExecutor.Limits {
+        ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes)
+    }
+
+    /// The words that select the same limits again in a replay command.
+    var replayWords: [String] {
+        var words: [String] = worker ? ["--worker"] : []
+        if timeout != .defaultTimeout { words += ["--timeout", timeout.description] }
+        if memoryLimit != .defaultMemoryLimit { words += ["--memory-limit", memoryLimit.description] }
+        return words
+    }
+
+    /// A loader: a command run once per file, or a worker.
+    func loader(_ line: String, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
+        let command = try TargetCommand(line)
+        let executor: any Executor
+        if worker {
+            executor = try WorkerExecutor(
+                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: 1)
+        } else {
+            executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
+        }
+        return DocumentLoader(name: command.name, command: line, executor: executor)
+    }
+
+    /// Runs the checks, writes the report and prints the summary; exit 1 with findings.
+    func execute(_ plans: [DocumentCheckPlan]) throws -> Never {
+        _ = cf_become_subreaper()
+        let writer: ReportWriter
+        var suites: [RunReport.Suite] = []
+        do {
+            writer = try ReportWriter(root: reports, runID: ReportWriter.makeRunID(seed: seed))
+            for plan in plans {
+                FileHandle.standardError.write(Data("checking \(plan.name)\n".utf8))
+                suites += try plan.run()
+                try? RunCommand.write(&suites, writer: writer)
+            }
+            try RunCommand.write(&suites, writer: writer)
+        } catch let error as CorruptFuzzError {
+            throw configurationError(error)
+        }
+        RunCommand.printSummary(suites, writer: writer)
+        throw suites.contains { !$0.result.findings.isEmpty } ? ExitCode(1) : ExitCode.success
+    }
+}
+
+/// The documents at a path: the file, or the files of a folder.
+enum DocumentFiles {
+    /// The documents at each path, in order.
+    static func load(_ paths: [String]) throws(CorruptFuzzError) -> [Seed] {
+        var seeds: [Seed] = []
+        for path in paths { seeds += try load(path) }
+        return seeds
+    }
+
+    static func load(_ path: String) throws(CorruptFuzzError) -> [Seed] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CorruptFuzzError(.unusableCorpus, "\(path) does not exist")
+        }
+        if isDirectory.boolValue { return try CorpusLoader.load(path).seeds }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
+        return [Seed(name: (path as NSString).lastPathComponent, bytes: [UInt8](data))]
+    }
+
+    /// `count` documents the format generates from `seed`.
+    static func generate(_ format: BuiltinFormat, count: Int, seed: UInt64) throws(CorruptFuzzError) -> [Seed] {
+        guard let mutator = format.format.mutator else {
+            throw CorruptFuzzError(.invalidArgument, "the format \(format.name) has no generator")
+        }
+        var rng = FuzzRNG(seed: seed)
+        return (0..<count).map { Seed(name: "\(format.name)-generated-\($0)", bytes: mutator.generate(using: &rng)) }
+    }
+}
+
+/// `corrupt-fuzz skew`: files of a newer app version on an older one, and the other way round.
+struct SkewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "skew",
+        abstract:
+            "Check version skew: the older app must refuse a newer file as unsupported-version (or read it whole), the newer app must read and save every older file.",
+        discussion: """
+            Loaders follow the target protocol (exit 0 accepted, stdout the digest of the data; \
+            otherwise rejected with 'reason: WORD'). The writer loads @@ and saves to @out.
+
+            Downgrade (older loader, each newer file): wrong-reason unless it says \
+            unsupported-version; lost-on-downgrade when it accepts and its digest differs from \
+            the newer loader's; crash, hang, oom. Upgrade (newer loader, each older file): \
+            false-rejection when it refuses one; with --newer-writer, the saved file must be \
+            valid (--newer-format) and load again to the same digest, twice (writer-corruption), \
+            and joins the newer files.
+
+            Example:
+              corrupt-fuzz skew --older 'friend-list-naive @@' --newer 'friend-list-v2 @@' \\
+                --newer-writer 'friend-list-v2 resave @@ @out' --older-corpus Corpus/friend-lists \\
+                --newer-format friend-list-v2 --generate 20
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The older version's loader (@@ is the file).", valueName: "command"))
+    var older: String
+
+    @Option(name: .long, help: ArgumentHelp("The newer version's loader (@@ is the file).", valueName: "command"))
+    var newer: String
+
+    @Option(
+        name: .long, help: ArgumentHelp("The newer version's writer: loads @@ and saves it to @out (a migration for an older file).", valueName: "command"))
+    var newerWriter: String?
+
+    @Option(name: .long, help: ArgumentHelp("Files of the older version (a file or a folder).", valueName: "path"))
+    var olderCorpus: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Files of the newer version (a file or a folder).", valueName: "path"))
+    var newerCorpus: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The newer version's bundled format (\(BuiltinFormat.names.joined(separator: ", "))): its validator judges what the newer writer saves, its generator makes --generate newer files.",
+            valueName: "name"))
+    var newerFormat: String?
+
+    @Option(name: .long, help: ArgumentHelp("Newer files to generate with --newer-format.", valueName: "n"))
+    var generate: Int = 0
+
+    @OptionGroup var options: DocumentCheckOptions
+
+    func validate() throws {
+        if olderCorpus.isEmpty, newerCorpus.isEmpty, generate == 0 {
+            throw ValidationError("give files to check: --older-corpus, --newer-corpus, or --newer-format with --generate N")
+        }
+        if generate < 0 { throw ValidationError("--generate must not be negative") }
+        if generate > 0, newerFormat == nil { throw ValidationError("--generate needs --newer-format (whose generator makes the files)") }
+        if let newerFormat, BuiltinFormat.named(newerFormat) == nil {
+            throw ValidationError("unknown format '\(newerFormat)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        let plan = Self.plan(
+            older: older, newer: newer, newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
+            newerFormat: newerFormat.flatMap(BuiltinFormat.named), generate: generate, options: options)
+        try options.execute([plan])
+    }
+
+    static func plan(
+        older: String, newer: String, newerWriter: String?, olderCorpus: [String], newerCorpus: [String], newerFormat: BuiltinFormat?,
+        generate: Int, options: DocumentCheckOptions
+    ) -> DocumentCheckPlan {
+        DocumentCheckPlan(name: "version skew: \(older) and \(newer)") { () throws(CorruptFuzzError) in
+            let fileExtension = newerFormat?.format.fileExtension ?? ""
+            var newerFiles = try DocumentFiles.load(newerCorpus)
+            if let newerFormat, generate > 0 {
+                newerFiles += try DocumentFiles.generate(newerFormat, count: generate, seed: options.seed)
+            }
+            var writer: CommandWriter?
+            if let newerWriter { writer = try CommandWriter(newerWriter, limits: options.limits, fileExtension: fileExtension) }
+            let check = VersionSkewCheck(
+                older: try options.loader(older, fileExtension: fileExtension), newer: try options.loader(newer, fileExtension: fileExtension),
+                newerWriter: writer,
+                validator: newerFormat?.format.validator,
+                olderFiles: try DocumentFiles.load(olderCorpus),
+                newerFiles: newerFiles, fileExtension: fileExtension)
+            let result = try check.run()
+            // A replay checks the one file in the same role, with the same loaders and writer.
+            var words = [ExecutablePath.current, "skew", "--older", older, "--newer", newer]
+            if let newerWriter { words += ["--newer-writer", newerWriter] }
+            if let newerFormat { words += ["--newer-format", newerFormat.name] }
+            words += options.replayWords
+            var downgrade = result.downgrade
+            if !result.unreadableNewerFiles.isEmpty {
+                downgrade.undecided["the newer loader itself rejects it, so it is no newer file"] = result.unreadableNewerFiles.count
+            }
+            return [
+                RunReport.Suite(result: result.upgrade, replay: ReplayDescription(command: words + ["--older-corpus"], fileExtension: fileExtension)),
+                RunReport.Suite(result: downgrade, replay: ReplayDescription(command: words + ["--newer-corpus"], fileExtension: fileExtension)),
+            ]
+        }
+    }
+}
+
+/// `corrupt-fuzz roundtrip`: load, save, load again with the app's own writer.
+struct RoundTripCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roundtrip",
+        abstract: "Check the app's writer: for every document, load, save, load again must give the same data, and what it saves must be valid (two cycles).",
+        discussion: """
+            The loader follows the target protocol (exit 0 accepted, stdout the digest of the \
+            data). The writer loads @@ and saves to @out (without @out, it prints the saved \
+            document). A saved file that fails the validator (--format or --validator), does not \
+            load, or loads to another digest is a writer-corruption finding with the document and \
+            every saved file; a valid document the loader rejects is a false-rejection.
+
+            Example:
+              corrupt-fuzz roundtrip --loader 'notes-loader-hardened @@' \\
+                --writer 'notes-writer-naive @@ @out' --corpus Corpus/notes --format notes
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The app's loader (@@ is the file).", valueName: "command"))
+    var loader: String
+
+    @Option(name: .long, help: ArgumentHelp("The app's writer: loads @@ and saves it to @out.", valueName: "command"))
+    var writer: String
+
+    @Option(name: .long, help: ArgumentHelp("Documents (a file or a folder); repeatable.", valueName: "path"))
+    var corpus: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A bundled format (\(BuiltinFormat.names.joined(separator: ", "))): its validator judges the documents and what the writer saves; its generator makes --generate documents.",
+            valueName: "name"))
+    var format: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The app's own validator, as a command (exit 0 valid, else 'reason: WORD'); instead of --format's.", valueName: "command"))
+    var validator: String?
+
+    @Option(name: .long, help: ArgumentHelp("Documents to generate with --format.", valueName: "n"))
+    var generate: Int = 0
+
+    @Option(name: .long, help: ArgumentHelp("Save-and-load cycles per document.", valueName: "n"))
+    var cycles: Int = 2
+
+    @OptionGroup var options: DocumentCheckOptions
+
+    func validate() throws {
+        if corpus.isEmpty, generate == 0 { throw ValidationError("give documents: --corpus, or --format with --generate N") }
+        if cycles < 1 { throw ValidationError("--cycles must be at least 1") }
+        if generate < 0 { throw ValidationError("--generate must not be negative") }
+        if generate > 0, format == nil { throw ValidationError("--generate needs --format (whose generator makes the documents)") }
+        if let format, BuiltinFormat.named(format) == nil {
+            throw ValidationError("unknown format '\(format)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        let plan = Self.plan(
+            loader: loader, writer: writer, corpus: corpus, format: format.flatMap(BuiltinFormat.named), appValidator: validator,
+            generate: generate, cycles: cycles, options: options)
+        try options.execute([plan])
+    }
+
+    static func plan(
+        loader: String, writer: String, corpus: [String], format: BuiltinFormat?, appValidator: String?, generate: Int, cycles: Int,
+        options: DocumentCheckOptions
+    ) -> DocumentCheckPlan {
+        DocumentCheckPlan(name: "round trip: \(writer)") { () throws(CorruptFuzzError) in
+            let fileExtension = format?.format.fileExtension ?? ""
+            var documents = try DocumentFiles.load(corpus)
+            if let format, generate > 0 { documents += try DocumentFiles.generate(format, count: generate, seed: options.seed) }
+            var validator: (any Validator)? = format?.format.validator
+            if let appValidator {
+                validator = try ExternalValidator(
+                    command: try TargetCommand(appValidator), limits: options.limits, slots: 1, fileExtension: fileExtension)
+            }
+            let check = RoundTripCheck(
+                loader: try options.loader(loader, fileExtension: fileExtension),
+                writer: try CommandWriter(writer, limits: options.limits, fileExtension: fileExtension), validator: validator,
+                documents: documents, cycles: cycles, fileExtension: fileExtension)
+            var words = [ExecutablePath.current, "roundtrip", "--loader", loader, "--writer", writer]
+            if let format { words += ["--format", format.name] }
+            if let appValidator { words += ["--validator", appValidator] }
+            if cycles != 2 { words += ["--cycles", "\(cycles)"] }
+            words += options.replayWords + ["--corpus"]
+            return [RunReport.Suite(result: try check.run(), replay: ReplayDescription(command: words, fileExtension: fileExtension))]
+        }
+    }
+}
