@@ -1,7 +1,7 @@
 import Foundation
 
-/// The friend list loaded the way a hurried app developer writes it: the deprecated
-/// `unarchiveTopLevelObjectWithData` with the default decoding-failure policy (on Linux an
+/// The friend list loaded the way a hurried app developer writes it: what the deprecated
+/// `unarchiveTopLevelObjectWithData` does, with the default decoding-failure policy (on Linux an
 /// exception is a fatal error), force casts, no version check, every failure called `corrupt`.
 public enum NaiveFriendListLoader {
     /// Loads the file at `path`.
@@ -17,10 +17,17 @@ public enum NaiveFriendListLoader {
 
     /// Loads a friend list from the file's bytes.
     public static func load(_ data: Data) throws(FriendListLoadError) -> NaiveFriendList {
-        NSKeyedUnarchiver.setClass(NaiveFriendList.self, forClassName: "FriendListLoaders.FriendList")
-        NSKeyedUnarchiver.setClass(NaiveFriend.self, forClassName: "FriendListLoaders.Friend")
+        // What `unarchiveTopLevelObjectWithData` does, with this loader's classes set on its
+        // own unarchiver (a class-wide `setClass` would change every unarchiver in the process).
         do {
-            return try NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(data) as! NaiveFriendList
+            let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
+            unarchiver.requiresSecureCoding = false
+            unarchiver.decodingFailurePolicy = .raiseException
+            unarchiver.setClass(NaiveFriendList.self, forClassName: "FriendListLoaders.FriendList")
+            unarchiver.setClass(NaiveFriend.self, forClassName: "FriendListLoaders.Friend")
+            let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
+            if let error = unarchiver.error { throw error }
+            return root as! NaiveFriendList
         } catch {
             throw FriendListLoadError("corrupt", "\(error)")
         }

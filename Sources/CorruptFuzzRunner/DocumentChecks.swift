@@ -304,7 +304,7 @@ public struct VersionSkewCheck: Sendable {
                 if let finding = Oracle().judge(input, execution: loaded, verdict: .valid) {
                     var finding = finding
                     if finding.kind == .falseRejection {
-                        finding.signature = "\(newer.name) rejects \(older.name)'s file as " + Self.reasonWord(loaded.outcome)
+                        finding.signature = "rejects a file of the older version as " + Self.reasonWord(loaded.outcome)
                         finding.detail = "the newer version cannot read a file of the older one (the migration fails): \(loaded.outcome.summary)"
                     }
                     collector.add(finding, execution: executions)

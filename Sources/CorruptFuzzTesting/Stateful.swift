@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import CorruptFuzzRunner
 import Foundation
 import Testing
 import XCTest
@@ -23,6 +24,56 @@ public struct DocumentAction<Document>: Sendable {
     public init(_ name: String, _ body: @escaping @Sendable (inout Document, inout FuzzRNG) -> String?) {
         self.name = name
         self.body = body
+    }
+}
+
+/// Saving and loading again after every action, as ``verifyStatefulChanges(initial:actions:runs:maxSteps:seed:saveAndReload:validate:)``
+/// does: the app's writer must save a document the format's validator accepts and that loads
+/// again to the same digest, twice (a field the writer drops and the reader fills with a
+/// default only shows the second time).
+public struct SaveAndReload<Document>: Sendable {
+    let format: (any FuzzFormat)?
+    let save: @Sendable (Document) throws -> Data
+    let load: @Sendable (Data) throws -> Document
+    let digest: @Sendable (Document) -> String
+
+    /// - Parameters:
+    ///   - format: Judges every saved file (nil: only the reload is checked).
+    ///   - digest: What the document holds, as text: equal documents, equal digests.
+    public init(
+        format: (any FuzzFormat)? = nil, save: @escaping @Sendable (Document) throws -> Data,
+        load: @escaping @Sendable (Data) throws -> Document, digest: @escaping @Sendable (Document) -> String
+    ) {
+        self.format = format
+        self.save = save
+        self.load = load
+        self.digest = digest
+    }
+
+    /// What went wrong saving and reloading `document`, or nil.
+    func check(_ document: Document) -> String? {
+        let expected = digest(document)
+        var current = document
+        for round in 1...2 {
+            let bytes: Data
+            do {
+                bytes = try save(current)
+            } catch {
+                return "writer-corruption: save \(round) failed: \(error)"
+            }
+            if case .invalid(let violation)? = format?.validator.validate([UInt8](bytes)) {
+                return "writer-corruption: save \(round) wrote an invalid document: \(violation)"
+            }
+            do {
+                current = try load(bytes)
+            } catch {
+                return "writer-corruption: what save \(round) wrote does not load: \(error)"
+            }
+            if let difference = DigestDifference.between(expected, digest(current)) {
+                return "writer-corruption: after save \(round), the document loads as other data (\(difference.signature)): \(difference.detail)"
+            }
+        }
+        return nil
     }
 }
 
@@ -57,9 +108,12 @@ struct StatefulStep: Hashable {
 ///
 /// - Returns: The first failing sequence, shrunk, or nil when every sequence kept the document
 ///   valid.
+///
+/// With `saveAndReload`, the document is also saved and loaded again after each action: a save
+/// that fails, writes an invalid file or loads as other data fails the sequence too.
 public func verifyStatefulChanges<Document>(
     initial: @Sendable () -> Document, actions: [DocumentAction<Document>], runs: Int = 200, maxSteps: Int = 20,
-    seed: UInt64? = nil, validate: (Document) -> String?
+    seed: UInt64? = nil, saveAndReload: SaveAndReload<Document>? = nil, validate: (Document) -> String?
 ) -> StatefulFailure? {
     precondition(!actions.isEmpty, "give at least one action")
     let seed = seed ?? ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SEED"].flatMap(UInt64.init) ?? 0
@@ -73,6 +127,9 @@ public func verifyStatefulChanges<Document>(
             guard let description = actions[step.action].body(&document, &stepRNG) else { continue }
             descriptions.append(description)
             if let message = validate(document), !message.isEmpty {
+                return (descriptions, (index, message))
+            }
+            if let message = saveAndReload?.check(document) {
                 return (descriptions, (index, message))
             }
         }
@@ -105,14 +162,16 @@ public func verifyStatefulChanges<Document>(
     return nil
 }
 
-/// Like ``verifyStatefulChanges(initial:actions:runs:maxSteps:seed:validate:)``, recording a
+/// Like ``verifyStatefulChanges(initial:actions:runs:maxSteps:seed:saveAndReload:validate:)``, recording a
 /// Swift Testing issue (or an XCTest failure outside Swift Testing) with the shrunk sequence.
 @discardableResult
 public func assertStatefulChanges<Document>(
     initial: @Sendable () -> Document, actions: [DocumentAction<Document>], runs: Int = 200, maxSteps: Int = 20,
-    seed: UInt64? = nil, sourceLocation: SourceLocation = #_sourceLocation, validate: (Document) -> String?
+    seed: UInt64? = nil, saveAndReload: SaveAndReload<Document>? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    validate: (Document) -> String?
 ) -> StatefulFailure? {
-    let failure = verifyStatefulChanges(initial: initial, actions: actions, runs: runs, maxSteps: maxSteps, seed: seed, validate: validate)
+    let failure = verifyStatefulChanges(
+        initial: initial, actions: actions, runs: runs, maxSteps: maxSteps, seed: seed, saveAndReload: saveAndReload, validate: validate)
     if let failure {
         if Test.current != nil {
             Issue.record(Comment(rawValue: "corrupt-fuzz stateful: \(failure)"), sourceLocation: sourceLocation)

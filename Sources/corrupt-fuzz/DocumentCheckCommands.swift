@@ -43,7 +43,7 @@ struct DocumentCheckOptions: ParsableArguments {
     }
 
     /// A loader: a command run once per file, or a worker.
-    func loader(_ line: String, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
+    func loader(_ line: String, name: String? = nil, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
         let command = try TargetCommand(line)
         let executor: any Executor
         if worker {
@@ -52,7 +52,7 @@ struct DocumentCheckOptions: ParsableArguments {
         } else {
             executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
         }
-        return DocumentLoader(name: command.name, command: line, executor: executor)
+        return DocumentLoader(name: name ?? command.name, command: line, executor: executor)
     }
 
     /// Runs the checks, writes the report and prints the summary; exit 1 with findings.
@@ -134,6 +134,12 @@ struct SkewCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The newer version's loader (@@ is the file).", valueName: "command"))
     var newer: String
 
+    @Option(name: .long, help: ArgumentHelp("The older version's name in reports (default: from its command).", valueName: "name"))
+    var olderName: String?
+
+    @Option(name: .long, help: ArgumentHelp("The newer version's name in reports (default: from its command).", valueName: "name"))
+    var newerName: String?
+
     @Option(
         name: .long, help: ArgumentHelp("The newer version's writer: loads @@ and saves it to @out (a migration for an older file).", valueName: "command"))
     var newerWriter: String?
@@ -169,13 +175,14 @@ struct SkewCommand: ParsableCommand {
 
     func run() throws {
         let plan = Self.plan(
-            older: older, newer: newer, newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
+            older: older, newer: newer, names: (olderName, newerName), newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
             newerFormat: newerFormat.flatMap(BuiltinFormat.named), generate: generate, options: options)
         try options.execute([plan])
     }
 
     static func plan(
-        older: String, newer: String, newerWriter: String?, olderCorpus: [String], newerCorpus: [String], newerFormat: BuiltinFormat?,
+        older: String, newer: String, names: (older: String?, newer: String?) = (nil, nil), newerWriter: String?, olderCorpus: [String], newerCorpus: [String],
+        newerFormat: BuiltinFormat?,
         generate: Int, options: DocumentCheckOptions
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "version skew: \(older) and \(newer)") { () throws(CorruptFuzzError) in
@@ -187,7 +194,8 @@ struct SkewCommand: ParsableCommand {
             var writer: CommandWriter?
             if let newerWriter { writer = try CommandWriter(newerWriter, limits: options.limits, fileExtension: fileExtension) }
             let check = VersionSkewCheck(
-                older: try options.loader(older, fileExtension: fileExtension), newer: try options.loader(newer, fileExtension: fileExtension),
+                older: try options.loader(older, name: names.older, fileExtension: fileExtension),
+                newer: try options.loader(newer, name: names.newer, fileExtension: fileExtension),
                 newerWriter: writer,
                 validator: newerFormat?.format.validator,
                 olderFiles: try DocumentFiles.load(olderCorpus),
@@ -195,6 +203,8 @@ struct SkewCommand: ParsableCommand {
             let result = try check.run()
             // A replay checks the one file in the same role, with the same loaders and writer.
             var words = [ExecutablePath.current, "skew", "--older", older, "--newer", newer]
+            if let name = names.older { words += ["--older-name", name] }
+            if let name = names.newer { words += ["--newer-name", name] }
             if let newerWriter { words += ["--newer-writer", newerWriter] }
             if let newerFormat { words += ["--newer-format", newerFormat.name] }
             words += options.replayWords

@@ -51,7 +51,18 @@ struct DemoTests {
 
         let junit = try String(contentsOf: reports.appendingPathComponent("latest/junit.xml"), encoding: .utf8)
         #expect(junit.contains(#"<testsuite name="habit-loader-naive""#))
-        #expect(junit.contains(#"<testsuite name="habit-loader-hardened" tests="\#(FindingKind.allCases.count)" failures="0""#))
+        #expect(junit.contains(#"<testsuite name="habit-loader-hardened" tests="\#(FindingKind.campaignChecks.count)" failures="0""#))
+
+        // Versions and writers: version 1 of the friend list against version 2's files and
+        // writer, the notes writers through load, save, load.
+        func target(_ name: String) throws -> [String: Any] { try #require(targets.first { $0["name"] as? String == name }, "\(name)") }
+        #expect(kinds(of: try target("friend-list-naive reads friend-list-v2")) == ["lost-on-downgrade"])
+        #expect(findings(of: try target("friend-list-hardened reads friend-list-v2")).isEmpty)
+        #expect(findings(of: try target("friend-list-v2 reads friend-list-naive")).isEmpty)
+        #expect(findings(of: try target("friend-list-v2 reads friend-list-hardened")).isEmpty)
+        #expect(kinds(of: try target("round trip: notes-writer-naive")) == ["writer-corruption"])
+        #expect(findings(of: try target("round trip: notes-writer-hardened")).isEmpty)
+        #expect(junit.contains(#"<testcase name="lost-on-downgrade" classname="corrupt-fuzz.friend-list-naive reads friend-list-v2""#))
         for finding in findings(of: naive) {
             if let path = finding["reproducer"] as? String {
                 #expect(FileManager.default.fileExists(atPath: path))
