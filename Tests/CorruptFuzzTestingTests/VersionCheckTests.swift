@@ -23,9 +23,11 @@ struct VersionCheckTests {
 
     @Test("the naive version 1 reads version 2's files and drops the nicknames: lost-on-downgrade")
     func naiveDowngrade() throws {
-        let naive = AppVersion("v1-naive", load: { try NaiveFriendListLoader.load($0) }) { list in
-            (["version \(list.version)"] + list.friends.map { "\($0.name)\t\($0.birthday.timeIntervalSinceReferenceDate)" }).joined(separator: "\n")
-        }
+        let naive = AppVersion(
+            "v1-naive", load: { try NaiveFriendListLoader.load($0) },
+            digest: { list in
+                (["version \(list.version)"] + list.friends.map { "\($0.name)\t\($0.birthday.timeIntervalSinceReferenceDate)" }).joined(separator: "\n")
+            })
         let report = verifyVersionSkew(
             "skew-naive", older: naive, newer: Self.version2, olderFiles: try Self.olderFiles, format: FriendListFormat(version: 2),
             generate: 10, regressions: scratchRegressions("skew-naive"))
@@ -37,9 +39,9 @@ struct VersionCheckTests {
 
     @Test("the hardened version 1 refuses version 2's files as unsupported-version, and version 2 migrates every file of version 1")
     func hardened() throws {
-        let hardened = AppVersion("v1", load: { try HardenedFriendListLoader.load($0) }) { list in
-            (["version \(list.version)"] + list.friends.map(\.digest)).joined(separator: "\n")
-        }
+        let hardened = AppVersion(
+            "v1", load: { try HardenedFriendListLoader.load($0) },
+            digest: { list in (["version \(list.version)"] + list.friends.map(\.digest)).joined(separator: "\n") })
         let report = verifyVersionSkew(
             "skew-hardened", older: hardened, newer: Self.version2, olderFiles: try Self.olderFiles, format: FriendListFormat(version: 2),
             generate: 10, regressions: scratchRegressions("skew-hardened"))
@@ -50,13 +52,7 @@ struct VersionCheckTests {
 
     @Test("an older version that calls a newer file corrupt gives a wrong reason")
     func wrongReason() throws {
-        let hasty = AppVersion(
-            "v1-hasty",
-            load: { data throws(FriendListLoadError) in
-                let list = try HardenedFriendListLoaderVersionCheckOnly.load(data)
-                return list
-            }
-        ) { $0 }
+        let hasty = AppVersion("v1-hasty", load: { try HardenedFriendListLoaderVersionCheckOnly.load($0) }, digest: { $0 })
         let report = verifyVersionSkew(
             "skew-hasty", older: hasty, newer: Self.version2, olderFiles: [], format: FriendListFormat(version: 2), generate: 3,
             regressions: scratchRegressions("skew-hasty"))
@@ -104,24 +100,23 @@ struct VersionCheckTests {
 
     @Test("stateful: saving after each action finds the naive writer's unescaped markup and the naive numbering's repeated id")
     func statefulSave() throws {
-        let markup = try #require(
-            verifyStatefulChanges(
-                initial: { NotesDocument() }, actions: [Self.addNote, Self.deleteNote], seed: 1, saveAndReload: Self.saveAndReload(NaiveNotesWriter.xml)
-            ) { _ in nil })
+        let naiveWriter = verifyStatefulChanges(
+            initial: { NotesDocument() }, actions: [Self.addNote, Self.deleteNote], seed: 1, saveAndReload: Self.saveAndReload(NaiveNotesWriter.xml),
+            validate: { _ in nil })
+        let markup = try #require(naiveWriter)
         #expect(markup.message.hasPrefix("writer-corruption: save 1 wrote an invalid document"), "\(markup)")
         #expect(markup.steps.last?.contains("Call <Bob>") == true, "\(markup)")
 
-        let numbering = try #require(
-            verifyStatefulChanges(
-                initial: { NotesDocument() }, actions: [Self.addNoteNaively, Self.deleteNote], seed: 1,
-                saveAndReload: Self.saveAndReload(NotesWriter.xml)
-            ) { _ in nil })
+        let naiveNumbering = verifyStatefulChanges(
+            initial: { NotesDocument() }, actions: [Self.addNoteNaively, Self.deleteNote], seed: 1, saveAndReload: Self.saveAndReload(NotesWriter.xml),
+            validate: { _ in nil })
+        let numbering = try #require(naiveNumbering)
         #expect(numbering.message.contains("the id is used twice"), "\(numbering)")
         #expect(numbering.steps.count == 4, "add, add, delete the first, add: \(numbering)")
 
         let careful = verifyStatefulChanges(
-            initial: { NotesDocument() }, actions: [Self.addNote, Self.deleteNote], seed: 1, saveAndReload: Self.saveAndReload(NotesWriter.xml)
-        ) { _ in nil }
+            initial: { NotesDocument() }, actions: [Self.addNote, Self.deleteNote], seed: 1, saveAndReload: Self.saveAndReload(NotesWriter.xml),
+            validate: { _ in nil })
         #expect(careful == nil, "\(careful.map(String.init(describing:)) ?? "")")
     }
 }
