@@ -119,4 +119,3 @@ func describe(_ value: Any, at path: String, into lines: inout [String]) {
         }
     }
 }
-
