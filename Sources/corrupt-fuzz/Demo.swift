@@ -79,10 +79,11 @@ enum Demo {
             }
             return ShellWords.quote(path)
         }
-        var options = DocumentCheckOptions()
-        options.worker = true
-        options.seed = configuration.seed
-        options.timeout = Seconds(argument: "\(min(configuration.limits.timeoutMilliseconds, 2000))ms") ?? .defaultTimeout
+        var options = DocumentCheckSettings(worker: true, seed: configuration.seed, replayWords: ["--worker"])
+        options.limits.timeoutMilliseconds = min(configuration.limits.timeoutMilliseconds, 2000)
+        if options.limits.timeoutMilliseconds != ProcessExecutor.Limits().timeoutMilliseconds {
+            options.replayWords += ["--timeout", "\(options.limits.timeoutMilliseconds)ms"]
+        }
         let newer = try program("friend-list-v2")
         let skew = try ["friend-list-naive", "friend-list-hardened"].map { older in
             SkewCommand.plan(

@@ -30,29 +30,15 @@ struct DocumentCheckOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Parent folder of run reports.", valueName: "dir"))
     var reports: String = "Reports"
 
-    var limits: ProcessExecutor.Limits {
-        ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes)
-    }
-
-    /// The words that select the same limits again in a replay command.
-    var replayWords: [String] {
-        var words: [String] = worker ? ["--worker"] : []
-        if timeout != .defaultTimeout { words += ["--timeout", timeout.description] }
-        if memoryLimit != .defaultMemoryLimit { words += ["--memory-limit", memoryLimit.description] }
-        return words
-    }
-
-    /// A loader: a command run once per file, or a worker.
-    func loader(_ line: String, name: String? = nil, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
-        let command = try TargetCommand(line)
-        let executor: any Executor
-        if worker {
-            executor = try WorkerExecutor(
-                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: 1)
-        } else {
-            executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
-        }
-        return DocumentLoader(name: name ?? command.name, command: line, executor: executor)
+    /// The settings these options give (argument-parser values cannot be read outside parsing,
+    /// so the demo fills in the settings itself).
+    var settings: DocumentCheckSettings {
+        var replayWords: [String] = worker ? ["--worker"] : []
+        if timeout != .defaultTimeout { replayWords += ["--timeout", timeout.description] }
+        if memoryLimit != .defaultMemoryLimit { replayWords += ["--memory-limit", memoryLimit.description] }
+        return DocumentCheckSettings(
+            worker: worker, limits: ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes),
+            seed: seed, replayWords: replayWords)
     }
 
     /// Runs the checks, writes the report and prints the summary; exit 1 with findings.
@@ -73,6 +59,29 @@ struct DocumentCheckOptions: ParsableArguments {
         }
         RunCommand.printSummary(suites, writer: writer)
         throw suites.contains { !$0.result.findings.isEmpty } ? ExitCode(1) : ExitCode.success
+    }
+}
+
+/// How `skew` and `roundtrip` run loaders and writers.
+struct DocumentCheckSettings {
+    var worker = false
+    var limits = ProcessExecutor.Limits()
+    /// The seed of generated documents.
+    var seed: UInt64 = 0
+    /// The options that select the same settings again in a replay command.
+    var replayWords: [String] = []
+
+    /// A loader: a command run once per file, or a worker.
+    func loader(_ line: String, name: String? = nil, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
+        let command = try TargetCommand(line)
+        let executor: any Executor
+        if worker {
+            executor = try WorkerExecutor(
+                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: 1)
+        } else {
+            executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
+        }
+        return DocumentLoader(name: name ?? command.name, command: line, executor: executor)
     }
 }
 
@@ -176,14 +185,14 @@ struct SkewCommand: ParsableCommand {
     func run() throws {
         let plan = Self.plan(
             older: older, newer: newer, names: (olderName, newerName), newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
-            newerFormat: newerFormat.flatMap(BuiltinFormat.named), generate: generate, options: options)
+            newerFormat: newerFormat.flatMap(BuiltinFormat.named), generate: generate, options: options.settings)
         try options.execute([plan])
     }
 
     static func plan(
         older: String, newer: String, names: (older: String?, newer: String?) = (nil, nil), newerWriter: String?, olderCorpus: [String], newerCorpus: [String],
         newerFormat: BuiltinFormat?,
-        generate: Int, options: DocumentCheckOptions
+        generate: Int, options: DocumentCheckSettings
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "version skew: \(older) and \(newer)") { () throws(CorruptFuzzError) in
             let fileExtension = newerFormat?.format.fileExtension ?? ""
@@ -279,13 +288,13 @@ struct RoundTripCommand: ParsableCommand {
     func run() throws {
         let plan = Self.plan(
             loader: loader, writer: writer, corpus: corpus, format: format.flatMap(BuiltinFormat.named), appValidator: validator,
-            generate: generate, cycles: cycles, options: options)
+            generate: generate, cycles: cycles, options: options.settings)
         try options.execute([plan])
     }
 
     static func plan(
         loader: String, writer: String, corpus: [String], format: BuiltinFormat?, appValidator: String?, generate: Int, cycles: Int,
-        options: DocumentCheckOptions
+        options: DocumentCheckSettings
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "round trip: \(writer)") { () throws(CorruptFuzzError) in
             let fileExtension = format?.format.fileExtension ?? ""
