@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
         .library(name: "CorruptFuzzWorker", targets: ["CorruptFuzzWorker"]),
         .library(name: "CCorruptFuzzWorker", targets: ["CCorruptFuzzWorker"]),
+        // The LD_PRELOAD file-operation recorder of `corrupt-fuzz crashpoints`
+        // (libCorruptFuzzRecorder.so beside the corrupt-fuzz binary).
+        .library(name: "CorruptFuzzRecorder", type: .dynamic, targets: ["CCorruptFuzzRecorder"]),
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
         .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
@@ -33,6 +36,10 @@ let package = Package(
         .executable(name: "notes-loader-hardened", targets: ["NotesLoaderHardened"]),
         .executable(name: "notes-writer-naive", targets: ["NotesWriterNaive"]),
         .executable(name: "notes-writer-hardened", targets: ["NotesWriterHardened"]),
+        .executable(name: "notes-migrate-naive", targets: ["NotesMigrateNaive"]),
+        .executable(name: "notes-migrate-hardened", targets: ["NotesMigrateHardened"]),
+        .executable(name: "notes-migrate-check", targets: ["NotesMigrateCheck"]),
+        .executable(name: "foundation-atomic-write", targets: ["FoundationAtomicWrite"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
         .executable(name: "xml-harness", targets: ["xml-harness"]),
     ],
@@ -61,6 +68,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "CCorruptFuzzWorker"),
+        // Never linked into a Swift target: it is loaded into programs under test.
+        .target(name: "CCorruptFuzzRecorder"),
         .target(
             name: "CorruptFuzzReporting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner"],
@@ -181,6 +190,34 @@ let package = Package(
             path: "Examples/NotesWriterHardened",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "NotesMigration",
+            path: "Examples/NotesMigration",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesMigrateNaive",
+            dependencies: ["NotesMigration"],
+            path: "Examples/NotesMigrateNaive",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesMigrateHardened",
+            dependencies: ["NotesMigration"],
+            path: "Examples/NotesMigrateHardened",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NotesMigrateCheck",
+            dependencies: ["NotesMigration"],
+            path: "Examples/NotesMigrateCheck",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FoundationAtomicWrite",
+            path: "Examples/FoundationAtomicWrite",
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "corrupt-fuzz-speed",
@@ -223,6 +260,9 @@ let package = Package(
                 "FriendListV2",
                 "NotesWriterNaive",
                 "NotesWriterHardened",
+                "NotesMigrateNaive",
+                "NotesMigrateHardened",
+                "NotesMigrateCheck",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

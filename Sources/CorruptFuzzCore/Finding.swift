@@ -27,6 +27,20 @@ public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comp
     /// The app's own writer corrupted a document: what it saved fails the validator, does not
     /// load again, or loads as other data than was saved (load, save, load again).
     case writerCorruption = "writer-corruption"
+    /// After a crash or a power cut at some operation of a save or migration, the data does not
+    /// load, is a mix of the old and the new version, or the program run again fails.
+    case tornState = "torn-state"
+    /// After a crash point (or the re-run that should finish the job), records are missing.
+    case lostData = "lost-data"
+    /// After a crash point and a re-run, records are there twice: the program is not
+    /// repeatable.
+    case duplicateData = "duplicate-data"
+    /// After a crash point and a re-run, a file is left that a clean run does not leave (a
+    /// temporary file, a backup, a lock file).
+    case strayFile = "stray-file"
+    /// The program still holds a lock (or an open file) in the data folder when it is done: an
+    /// app suspended with a file lock held is killed by the system (0xdead10cc).
+    case heldLock = "held-lock"
 
     /// The checks a fuzz campaign makes, one JUnit test case each.
     public static let campaignChecks: [FindingKind] = [
@@ -54,6 +68,9 @@ public struct Finding: Sendable, Hashable, Codable {
     /// Further files that show the bug beside the input: what a writer saved from it, in
     /// order (`saved-1.plist`, `saved-2.plist`). Reports save them next to the reproducer.
     public var attachments: [Attachment]?
+    /// The last words of this finding's replay command when a file does not replay it (a crash
+    /// point: `--at 12`); nil: the reproducer's path.
+    public var replayArguments: [String]?
 
     public init(
         kind: FindingKind, signature: String, detail: String, input: TestInput, execution: Execution, verdict: Verdict?,

@@ -18,7 +18,7 @@ public struct JUnitXMLReporter: Sendable {
     /// Renders the report.
     public func render(_ report: RunReport) -> String {
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let tests = report.suites.reduce(0) { $0 + $1.result.checkedKinds.count }
+        let tests = report.suites.reduce(0) { $0 + Self.testcases(of: $1.result).count }
         let failures = report.suites.reduce(0) { count, suite in
             count + Set(suite.result.findings.map(\.finding.kind)).count
         }
@@ -33,11 +33,12 @@ public struct JUnitXMLReporter: Sendable {
     private func renderSuite(_ suite: RunReport.Suite, report: RunReport, into xml: inout String) {
         let result = suite.result
         let failing = Set(result.findings.map(\.finding.kind))
-        let skippedChecks = result.checkedKinds.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
+        let kinds = Self.testcases(of: result)
+        let skippedChecks = kinds.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
         xml += "  <testsuite"
         xml += attribute("name", result.targetName)
         let errors = result.toolError == nil ? 0 : 1
-        xml += attribute("tests", "\(result.checkedKinds.count + errors)")
+        xml += attribute("tests", "\(kinds.count + errors)")
         xml += attribute("failures", "\(failing.count)")
         xml += attribute("errors", "\(errors)")
         xml += attribute("skipped", "\(skippedChecks.count)")
@@ -67,7 +68,7 @@ public struct JUnitXMLReporter: Sendable {
         }
         xml += "    </properties>\n"
         let classname = "corrupt-fuzz." + result.targetName
-        for kind in result.checkedKinds {
+        for kind in kinds {
             let records = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
             xml +=
                 "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
@@ -114,6 +115,13 @@ public struct JUnitXMLReporter: Sendable {
         xml += "  </testsuite>\n"
     }
 
+    /// The test cases of a suite: the checks its run made, and the kind of any finding it has
+    /// beyond them (a finding is never left out of the report).
+    static func testcases(of result: CampaignResult) -> [FindingKind] {
+        let found = Set(result.findings.map(\.finding.kind))
+        return FindingKind.allCases.filter { result.checkedKinds.contains($0) || found.contains($0) }
+    }
+
     /// Why a check could not be made, if it could not.
     func skipReason(for kind: FindingKind, result: CampaignResult) -> String? {
         switch kind {
@@ -126,7 +134,7 @@ public struct JUnitXMLReporter: Sendable {
             return result.outsideTraps == nil ? "the format names no external resources, so no canary file or loopback listener was set" : nil
         case .validatorError:
             return result.validatorName == nil ? "no validator ran" : nil
-        case .crash, .hang, .oom, .lostOnDowngrade, .writerCorruption:
+        case .crash, .hang, .oom, .lostOnDowngrade, .writerCorruption, .tornState, .lostData, .duplicateData, .strayFile, .heldLock:
             return nil
         }
     }
@@ -159,9 +167,12 @@ public struct JUnitXMLReporter: Sendable {
             lines.append("replay: \(saved.replayCommand)")
             if let path = saved.minimized, let slash = path.lastIndex(of: "/") {
                 let folder = path[..<slash]
-                for attachment in finding.attachments ?? [] {
-                    lines.append("\(attachment.name): \(folder)/\(ReportWriter.slug(attachment.name))")
+                let attachments = finding.attachments ?? []
+                for attachment in attachments.prefix(20) {
+                    let name = attachment.name.split(separator: "/").map { ReportWriter.slug(String($0)) }.joined(separator: "/")
+                    lines.append("\(attachment.name): \(folder)/\(name)")
                 }
+                if attachments.count > 20 { lines.append("… and \(attachments.count - 20) more files in \(folder)") }
             }
         }
         if let minimized = record.minimized, let original = finding.input.bytes {

@@ -41,6 +41,12 @@ public struct ReplayDescription: Sendable, Hashable, Codable {
         commandWords = words
     }
 
+    /// The shell command that replays a finding known by `arguments` (``Finding/replayArguments``)
+    /// rather than by a file: the command's words, then the arguments.
+    public func command(with arguments: [String]) -> String {
+        ((commandWords ?? [tool]) + arguments).map(ShellWords.quote).joined(separator: " ")
+    }
+
     /// The shell command that replays the file at `path`.
     public func command(replaying path: String) -> String {
         if let commandWords { return (commandWords + [path]).map(ShellWords.quote).joined(separator: " ") }

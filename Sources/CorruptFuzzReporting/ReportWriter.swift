@@ -71,9 +71,14 @@ public struct ReportWriter: Sendable {
                     replayPath = minimizedURL.path
                 }
                 for attachment in record.finding.attachments ?? [] {
-                    try write(Data(attachment.bytes), to: dir.appendingPathComponent(Self.slug(attachment.name)))
+                    // A name may have folders (`state/notes.tsv`): each part made safe.
+                    let parts = attachment.name.split(separator: "/").map { Self.slug(String($0)) }
+                    var url = dir
+                    for part in parts { url.appendPathComponent(part) }
+                    if parts.count > 1 { try create(url.deletingLastPathComponent()) }
+                    try write(Data(attachment.bytes), to: url)
                 }
-                let replay = suite.replay.command(replaying: replayPath)
+                let replay = record.finding.replayArguments.map(suite.replay.command(with:)) ?? suite.replay.command(replaying: replayPath)
                 let item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
                 let text = JUnitXMLReporter().failureBody(record, saved: item, seed: suite.result.configuration.seed)
                 try write(Data((text + "\n").utf8), to: dir.appendingPathComponent("finding.txt"))

@@ -13,7 +13,7 @@ struct CorruptFuzz: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            RunCommand.self, ReplayCommand.self, SkewCommand.self, RoundTripCommand.self, GenerateCommand.self, ValidateCommand.self,
+            RunCommand.self, ReplayCommand.self, SkewCommand.self, RoundTripCommand.self, CrashPointsCommand.self, GenerateCommand.self, ValidateCommand.self,
             MergeCommand.self,
         ],
         defaultSubcommand: RunCommand.self

@@ -43,16 +43,31 @@ struct DocumentCheckOptions: ParsableArguments {
 
     /// Runs the checks, writes the report and prints the summary; exit 1 with findings.
     func execute(_ plans: [DocumentCheckPlan]) throws -> Never {
+        try Self.execute(plans, reports: reports, seed: seed)
+    }
+
+    /// Runs the checks, writes the report under `reports` and prints the summary; exit 1 with
+    /// findings, 2 when a check cannot run (what earlier checks found is written first).
+    static func execute(_ plans: [DocumentCheckPlan], reports: String, seed: UInt64) throws -> Never {
         _ = cf_become_subreaper()
         let writer: ReportWriter
         var suites: [RunReport.Suite] = []
         do {
             writer = try ReportWriter(root: reports, runID: ReportWriter.makeRunID(seed: seed))
-            for plan in plans {
-                FileHandle.standardError.write(Data("checking \(plan.name)\n".utf8))
+        } catch {
+            throw configurationError(error)
+        }
+        for plan in plans {
+            FileHandle.standardError.write(Data("checking \(plan.name)\n".utf8))
+            do {
                 suites += try plan.run()
-                try? RunCommand.write(&suites, writer: writer)
+            } catch {
+                if !suites.isEmpty { try? RunCommand.write(&suites, writer: writer) }
+                throw configurationError(error)
             }
+            try? RunCommand.write(&suites, writer: writer)
+        }
+        do {
             try RunCommand.write(&suites, writer: writer)
         } catch let error as CorruptFuzzError {
             throw configurationError(error)

@@ -76,7 +76,7 @@ struct ReportTests {
     func structure() throws {
         let xml = JUnitXMLReporter().render(sampleReport(stderr: []))
         #expect(xml.components(separatedBy: "<testsuite ").count - 1 == 2)
-        let checks = FindingKind.allCases.count
+        let checks = FindingKind.campaignChecks.count
         #expect(xml.components(separatedBy: "<testcase ").count - 1 == 2 * checks)
         #expect(xml.contains(#"<testsuites name="corrupt-fuzz" tests="\#(2 * checks)" failures="2""#))
         #expect(xml.contains("reproducer: /r/crash-1/minimized.habits"))

@@ -1,0 +1,489 @@
+import CCorruptFuzzSpawn
+import CorruptFuzzCore
+import Foundation
+
+/// Runs a command once, as the process executor runs a target: deadline, memory limit, captured
+/// output, the target protocol's classification.
+public struct CommandRunner: Sendable {
+    public var limits: ProcessExecutor.Limits
+
+    public init(limits: ProcessExecutor.Limits) {
+        self.limits = limits
+    }
+
+    /// Runs `words` (the executable resolved by ``TargetCommand``) with `environment` added.
+    public func run(_ command: TargetCommand, replacing placeholder: String, with value: String, environment: [String: String] = [:])
+        throws(CorruptFuzzError) -> Execution
+    {
+        let arguments = [command.executablePath] + command.words.dropFirst().map { $0.replacing(placeholder, with: value) }
+        var env = ProcessInfo.processInfo.environment
+        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        for (key, value) in environment { env[key] = value }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: limits.outputCap)
+        let err = UnsafeMutablePointer<UInt8>.allocate(capacity: limits.outputCap)
+        defer {
+            out.deallocate()
+            err.deallocate()
+        }
+        var result = cf_result()
+        result.out.bytes = out
+        result.out.cap = limits.outputCap
+        result.err.bytes = err
+        result.err.cap = limits.outputCap
+        let stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if stdinFD >= 0 { close(stdinFD) } }
+        let status = argv.withUnsafeBufferPointer { a in
+            envp.withUnsafeBufferPointer { e in
+                cf_run(command.executablePath, a.baseAddress, e.baseAddress, stdinFD, limits.memoryLimit, Int32(clamping: limits.timeoutMilliseconds), &result)
+            }
+        }
+        if status != 0 || result.end == CF_SPAWN_FAILED {
+            throw CorruptFuzzError(.unusableTarget, "cannot run \(command.executablePath): \(String(cString: strerror(result.code)))")
+        }
+        let stdout = Array(UnsafeBufferPointer(start: out, count: result.out.length))
+        let stderr = Array(UnsafeBufferPointer(start: err, count: result.err.length))
+        return Execution(
+            outcome: ProcessExecutor.classify(result, stdout: stdout, stderr: stderr, limits: limits), stdout: stdout, stderr: stderr,
+            microseconds: result.elapsed_us)
+    }
+}
+
+/// Reading and writing a data folder as a ``FolderState``.
+public enum DataFolder {
+    /// Every file and subfolder below `url` (symbolic links are not followed).
+    public static func snapshot(_ url: URL) throws(CorruptFuzzError) -> FolderState {
+        var state = FolderState()
+        let root = url.standardizedFileURL.path
+        guard let enumerator = FileManager.default.enumerator(atPath: root) else {
+            throw CorruptFuzzError(.unusableCorpus, "cannot read the folder \(root)")
+        }
+        while let relative = enumerator.nextObject() as? String {
+            let path = root + "/" + relative
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: state.directories.insert(relative)
+            case S_IFREG:
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)")
+                }
+                state.files[relative] = [UInt8](data)
+            default: continue
+            }
+        }
+        return state
+    }
+
+    /// Writes `state` into the empty folder `url`.
+    public static func materialize(_ state: FolderState, at url: URL) throws(CorruptFuzzError) {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for directory in state.directories.sorted() {
+                try FileManager.default.createDirectory(at: url.appendingPathComponent(directory), withIntermediateDirectories: true)
+            }
+            for (path, bytes) in state.files {
+                let file = url.appendingPathComponent(path)
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data(bytes).write(to: file)
+            }
+        } catch {
+            throw CorruptFuzzError(.system, "cannot write the crash state into \(url.path): \(error)")
+        }
+    }
+}
+
+/// Cuts the power at every write of a save or migration, then checks that the data is the old
+/// or the new version, never a mix, and that running the program again finishes the job without
+/// duplicates or stray files.
+///
+/// The program runs once under the recorder (`libCorruptFuzzRecorder.so`, LD_PRELOAD), which
+/// logs every file operation in the data folder; then once per operation k from a fresh copy,
+/// killed just before operation k (what a crash or a force quit leaves: everything written so
+/// far is in the page cache). From the log, the model builds the states a power cut can leave
+/// and a kill cannot: unsynced writes lost, names persisted before their data, a write torn at
+/// 512 or 4096 bytes, writes of one fsync epoch reordered (a seeded sample). Each distinct state
+/// is checked: the check (the app's loader, printing a digest) must accept it with the old or
+/// the new digest; the program run again must succeed, leave the new digest and no file the
+/// clean run does not leave.
+public struct CrashPointCheck: Sendable {
+    /// The program; `@@` is the data folder.
+    public var target: TargetCommand
+    /// The app's check of a folder (`@@` the folder): exit 0 with a digest of the data (a line
+    /// per record), or exit 1 with `reason: WORD`; nil: ``validator`` on every file, and the
+    /// digest is the files' names and hashes.
+    public var check: TargetCommand?
+    /// Judges each file (with ``fileExtension``) when there is no check command.
+    public var validator: (any Validator)?
+    public var fileExtension: String
+    /// The data folder before the run.
+    public var data: URL
+    /// The recorder library.
+    public var recorder: String
+    public var limits: ProcessExecutor.Limits
+    /// The most crash states to check (all kill points first, then power cuts, then a sample).
+    public var maxStates: Int
+    public var seed: UInt64
+    /// Only this crash point (a replay).
+    public var only: Int?
+
+    public init(
+        target: TargetCommand, check: TargetCommand?, validator: (any Validator)?, fileExtension: String, data: URL, recorder: String,
+        limits: ProcessExecutor.Limits, maxStates: Int = 300, seed: UInt64 = 0, only: Int? = nil
+    ) {
+        self.target = target
+        self.check = check
+        self.validator = validator
+        self.fileExtension = fileExtension
+        self.data = data
+        self.recorder = recorder
+        self.limits = limits
+        self.maxStates = maxStates
+        self.seed = seed
+        self.only = only
+    }
+
+    public static let checks: [FindingKind] = [.crash, .hang, .oom, .tornState, .lostData, .duplicateData, .strayFile, .heldLock]
+
+    /// The recorder beside `executable` (`libCorruptFuzzRecorder.so`), if it is there.
+    public static func recorder(besides executable: String) -> String? {
+        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("libCorruptFuzzRecorder.so").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    /// One state to check: how it came about and at which operation.
+    struct CrashState {
+        var state: FolderState
+        var point: Int
+        /// `kill`, `power cut: unsynced writes lost`, …
+        var how: String
+    }
+
+    /// What the check found, as a campaign's result, and the operations it saw.
+    public struct Result: Sendable {
+        public var result: CampaignResult
+        public var operations: [FileOperation]
+        public var statesChecked: Int
+    }
+
+    public func run() throws(CorruptFuzzError) -> Result {
+        let scratch = try ScratchDirectory.make(prefix: "corrupt-fuzz-crashpoints")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let runner = CommandRunner(limits: limits)
+        let initial = try DataFolder.snapshot(data)
+        var collector = FindingCollector()
+        var executions = 0
+        var serial = 0
+        func freshFolder(_ state: FolderState) throws(CorruptFuzzError) -> URL {
+            serial += 1
+            let folder = scratch.appendingPathComponent("state-\(serial)")
+            try DataFolder.materialize(state, at: folder)
+            return folder
+        }
+
+        // The clean run, recorded.
+        let cleanFolder = try freshFolder(initial)
+        let log = scratch.appendingPathComponent("clean.log")
+        executions += 1
+        let clean = try runner.run(target, replacing: "@@", with: cleanFolder.path, environment: recording(cleanFolder, log: log))
+        guard case .accepted = clean.outcome else {
+            throw CorruptFuzzError(
+                .unusableTarget, "the program fails on the unmodified data, so there is nothing to cut short: \(clean.outcome.summary)")
+        }
+        let operations = OperationLog.parse(FileManager.default.contents(atPath: log.path).map { [UInt8]($0) } ?? [])
+        if operations.isEmpty {
+            throw CorruptFuzzError(
+                .unusableTarget,
+                "the recorder saw no file operation in \(data.path): the program wrote elsewhere, or is not dynamically linked against libc (LD_PRELOAD cannot reach it)"
+            )
+        }
+        let final = try DataFolder.snapshot(cleanFolder)
+        executions += 2
+        let oldDigest = try digest(of: initial, runner: runner, scratch: freshFolder(initial))
+        let newDigest = try digest(of: final, runner: runner, scratch: freshFolder(final))
+        guard case .success(let old) = oldDigest else {
+            throw CorruptFuzzError(.unusableTarget, "the check rejects the data before the run: \(oldDigest.failureText)")
+        }
+        guard case .success(let new) = newDigest else {
+            throw CorruptFuzzError(.unusableTarget, "the check rejects the data after a clean run: \(newDigest.failureText)")
+        }
+        let trace = operations.filter(\.isCrashPoint)
+
+        // Held locks and files at exit.
+        for held in operations where held.kind == .heldLock || held.kind == .heldFD {
+            let what = held.kind == .heldLock ? "a lock on \(Self.shape(held.path)) is still held" : "\(Self.shape(held.path)) is still open"
+            let input = TestInput(bytes: Array(Self.traceText(trace).utf8), mutations: ["clean run"], seedName: "exit")
+            collector.add(
+                Finding(
+                    kind: .heldLock, signature: what + " when the program exits",
+                    detail:
+                        "when the program finished, \(what) (\(held.kind == .heldLock ? "an app suspended with a lock held is killed by the system: 0xdead10cc" : "a descriptor leaked")): \(held.path)",
+                    input: input, execution: clean, verdict: nil), execution: executions)
+        }
+
+        // The states: every kill point (real kills), then the power cuts of the model.
+        var states: [CrashState] = []
+        var seen: Set<FolderState> = [initial, final]
+        let points = trace.map(\.index)
+        for point in points where only == nil || only == point {
+            let folder = try freshFolder(initial)
+            executions += 1
+            let killed = try runner.run(
+                target, replacing: "@@", with: folder.path, environment: recording(folder, log: scratch.appendingPathComponent("kill.log"), killAt: point))
+            if case .accepted = killed.outcome {
+                // The program did not reach this operation this time (it does less on a second
+                // look at the same data, or the order differs): nothing to cut.
+                continue
+            }
+            let state = try DataFolder.snapshot(folder)
+            if seen.insert(state).inserted { states.append(CrashState(state: state, point: point, how: "killed")) }
+        }
+        var model = DiskModel(initial)
+        var rng = FuzzRNG(seed: seed)
+        var samples: [CrashState] = []
+        for operation in operations where operation.isCrashPoint {
+            let point = operation.index
+            if only == nil || only == point {
+                for (state, how) in [
+                    (model.durable, "power cut: unsynced writes lost"), (model.namesWithoutData, "power cut: names persisted before their data"),
+                ]
+                where seen.insert(state).inserted {
+                    states.append(CrashState(state: state, point: point, how: how))
+                }
+                if operation.kind == .write, operation.bytes.count > 512 {
+                    for limit in [512, 4096] where limit < operation.bytes.count {
+                        var torn = model
+                        torn.apply(operation, writeLimit: limit)
+                        if seen.insert(torn.current).inserted {
+                            samples.append(CrashState(state: torn.current, point: point + 1, how: "power cut: a write torn at \(limit) bytes"))
+                        }
+                    }
+                }
+            }
+            model.apply(operation)
+        }
+        // A power cut after the program finished, before the page cache reached the disk.
+        let end = (trace.last?.index ?? -1) + 1
+        if only == nil || only == end {
+            for (state, how) in [(model.durable, "power cut: unsynced writes lost"), (model.namesWithoutData, "power cut: names persisted before their data")]
+            where seen.insert(state).inserted {
+                states.append(CrashState(state: state, point: end, how: how))
+            }
+        }
+        // Writes of one fsync epoch reaching the disk in another order: a seeded sample.
+        let epochs = Self.epochs(operations)
+        for _ in 0..<min(64, epochs.count * 4) where !epochs.isEmpty {
+            let epoch = epochs[rng.below(epochs.count)]
+            guard epoch.writes.count > 1 else { continue }
+            var reordered = DiskModel(initial)
+            for operation in operations where operation.index < epoch.start { reordered.apply(operation) }
+            let kept = epoch.writes.filter { _ in rng.below(2) == 0 }
+            for operation in kept { reordered.apply(operation) }
+            let state = reordered.durable == reordered.current ? reordered.current : reordered.namesWithoutData
+            if seen.insert(state).inserted, only == nil || only == epoch.start {
+                samples.append(CrashState(state: state, point: epoch.start, how: "power cut: writes of one fsync epoch reordered"))
+            }
+        }
+        states += samples
+        states = Array(states.prefix(maxStates))
+
+        // Check each state, run the program again, check again.
+        for crash in states {
+            let label = "\(crash.how) before operation \(crash.point)"
+            let locks = Self.locksHeld(before: crash.point, in: operations)
+            let input = TestInput(
+                bytes: Array(Self.traceText(trace.filter { $0.index < crash.point }).utf8), mutations: [label],
+                seedName: "crash point \(crash.point)")
+            var attachments = crash.state.files.sorted { $0.key < $1.key }.map { Attachment(name: "state/\($0.key)", bytes: $0.value) }
+            attachments.append(Attachment(name: "trace.txt", bytes: Array(Self.traceText(trace).utf8)))
+            func add(_ kind: FindingKind, _ signature: String, _ detail: String, _ execution: Execution) {
+                let lockNote = locks.isEmpty ? "" : "; locks held at this point: \(locks.joined(separator: ", "))"
+                var finding = Finding(
+                    kind: kind, signature: "\(crash.how): " + signature,
+                    detail: "\(label) (\(trace.first { $0.index == crash.point }?.description ?? "the end")): \(detail)\(lockNote)",
+                    input: input, execution: execution, verdict: nil, attachments: attachments)
+                finding.replayArguments = ["--at", "\(crash.point)"]
+                collector.add(finding, execution: executions)
+            }
+            executions += 1
+            let folder = try freshFolder(crash.state)
+            switch try digest(of: crash.state, runner: runner, scratch: folder) {
+            case .failure(let execution, let why):
+                add(.tornState, "the data does not load: \(Normalize.message(why))", "the check rejects the crash state: \(why)", execution)
+            case .success(let lines):
+                if let (kind, what) = Self.compare(lines, old: old, new: new) {
+                    add(kind, what, "the check loads other data than before or after the run: \(what)", Execution(outcome: .accepted(digest: "")))
+                }
+            }
+            executions += 1
+            let rerun = try runner.run(target, replacing: "@@", with: folder.path)
+            switch rerun.outcome {
+            case .accepted:
+                break
+            case .crashed, .hung, .outOfMemory:
+                if let finding = Oracle().judge(input, execution: rerun, verdict: nil) {
+                    add(finding.kind, "the re-run: " + finding.signature, "running the program again: \(rerun.outcome.summary)", rerun)
+                }
+                continue
+            default:
+                add(
+                    .tornState, "the re-run fails (\(RoundTripCheck.rejection(rerun.outcome)))", "running the program again fails: \(rerun.outcome.summary)",
+                    rerun)
+                continue
+            }
+            let after = try DataFolder.snapshot(folder)
+            executions += 1
+            switch try digest(of: after, runner: runner, scratch: freshFolder(after)) {
+            case .failure(let execution, let why):
+                add(
+                    .tornState, "after the re-run, the data does not load: \(Normalize.message(why))", "after the re-run, the check rejects the data: \(why)",
+                    execution)
+            case .success(let lines):
+                if lines != new, let (kind, what) = Self.compare(lines, old: new, new: new) {
+                    add(kind, "after the re-run, " + what, "the re-run did not finish the job: \(what)", rerun)
+                }
+            }
+            for stray in after.files.keys.sorted() where final.files[stray] == nil {
+                add(.strayFile, "\(Self.shape(stray)) left after the re-run", "the re-run left \(stray), which a clean run does not leave", rerun)
+            }
+        }
+
+        var result = CampaignResult(
+            targetName: "crash points: \(target.name)", targetCommand: target.line, validatorName: check?.line ?? validator?.name,
+            configuration: FuzzConfiguration(), seedNames: [data.path])
+        result.configuration.seed = seed
+        result.checks = Self.checks
+        result.executions = executions
+        result.findings = collector.records
+        result.fuzzSeconds = collector.seconds
+        result.totalSeconds = collector.seconds
+        result.targetGivesReasons = true
+        return Result(result: result, operations: operations, statesChecked: states.count)
+    }
+
+    // MARK: - Pieces
+
+    private func recording(_ folder: URL, log: URL, killAt: Int? = nil) -> [String: String] {
+        var environment = ["CORRUPT_FUZZ_DATA_DIR": folder.path, "CORRUPT_FUZZ_RECORD": log.path, "LD_PRELOAD": recorder]
+        if let killAt { environment["CORRUPT_FUZZ_KILL_AT"] = "\(killAt)" }
+        try? FileManager.default.removeItem(at: log)
+        return environment
+    }
+
+    enum Loaded {
+        case success([String])
+        case failure(Execution, String)
+
+        var failureText: String {
+            if case .failure(_, let why) = self { return why }
+            return ""
+        }
+    }
+
+    /// The data of `state` as the check sees it: its digest's lines, sorted.
+    private func digest(of state: FolderState, runner: CommandRunner, scratch folder: URL) throws(CorruptFuzzError) -> Loaded {
+        if let check {
+            let execution = try runner.run(check, replacing: "@@", with: folder.path)
+            switch execution.outcome {
+            case .accepted(let digest):
+                return .success(digest.split(separator: "\n").map(String.init).sorted())
+            case .rejected(let reason, _, let message):
+                return .failure(execution, "\(reason?.rawValue ?? "rejected"): \(message ?? "no message")")
+            default:
+                return .failure(execution, "the check: \(execution.outcome.summary)")
+            }
+        }
+        var lines: [String] = []
+        for (path, bytes) in state.files.sorted(by: { $0.key < $1.key }) {
+            if let validator, fileExtension.isEmpty || path.hasSuffix(".\(fileExtension)") {
+                if case .invalid(let violation) = validator.validate(bytes) {
+                    return .failure(
+                        Execution(outcome: .rejected(reason: violation.reason, exitCode: 1, message: violation.description)), "\(path): \(violation)")
+                }
+            }
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            lines.append("\(path)\t\(String(hash, radix: 16))")
+        }
+        return .success(lines)
+    }
+
+    /// How a digest compares with the data before and after: nil when it is one of them.
+    static func compare(_ lines: [String], old: [String], new: [String]) -> (FindingKind, String)? {
+        if lines == old || lines == new { return nil }
+        func counts(_ lines: [String]) -> [String: Int] { lines.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+        let have = counts(lines)
+        let before = counts(old)
+        let after = counts(new)
+        if have.contains(where: { $0.value > max(before[$0.key] ?? 0, after[$0.key] ?? 0) && (before[$0.key] != nil || after[$0.key] != nil) }) {
+            return (.duplicateData, "records duplicated")
+        }
+        let known = Set(old).union(new)
+        if lines.allSatisfy(known.contains) {
+            if Set(lines).isSuperset(of: old) || Set(lines).isSuperset(of: new) { return (.tornState, "a mix of the old and the new data") }
+            return (.lostData, "records lost")
+        }
+        return (.tornState, "a mix of the old and the new data")
+    }
+
+    /// The operations between two fsyncs: their writes may reach the disk in any order.
+    static func epochs(_ operations: [FileOperation]) -> [(start: Int, writes: [FileOperation])] {
+        var epochs: [(start: Int, writes: [FileOperation])] = []
+        var current: [FileOperation] = []
+        var start = 0
+        for operation in operations where operation.isCrashPoint {
+            if operation.kind == .fsync {
+                if !current.isEmpty { epochs.append((start, current)) }
+                current = []
+                start = operation.index + 1
+            } else if operation.kind == .write {
+                current.append(operation)
+            }
+        }
+        if !current.isEmpty { epochs.append((start, current)) }
+        return epochs
+    }
+
+    /// The files locked before operation `point`.
+    static func locksHeld(before point: Int, in operations: [FileOperation]) -> [String] {
+        var held: [String: Bool] = [:]
+        for operation in operations where operation.index <= point {
+            if operation.kind == .lock, operation.index < point || operation.index == point { held[operation.path] = true }
+            if operation.kind == .unlock || operation.kind == .unlockOnClose { held[operation.path] = false }
+        }
+        return held.filter(\.value).map(\.key).sorted()
+    }
+
+    /// A file name as signatures show it: numbers as `#`, and a part of the name that looks
+    /// random (mixed case, as temporary files are named: `.dat.nosync27BB.VOdxDB`) as `*`, so
+    /// one kind of leftover file is one finding: `.dat.*.*`, `notes-v#.txt.bak`.
+    static func shape(_ path: String) -> String {
+        var out = ""
+        var part = ""
+        func flush() {
+            let letters = part.filter(\.isLetter)
+            let mixed = letters.contains(where: \.isUppercase) && letters.contains(where: \.isLowercase) && part.count >= 5
+            out += mixed ? "*" : Normalize.message(part)
+            part = ""
+        }
+        for character in path {
+            if ".-_/".contains(character) {
+                flush()
+                out.append(character)
+            } else {
+                part.append(character)
+            }
+        }
+        flush()
+        return out
+    }
+
+    static func traceText(_ operations: [FileOperation]) -> String {
+        operations.map { "\($0.index)\t\($0.description)" }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import CCorruptFuzzSpawn
+import CorruptFuzzCore
+import CorruptFuzzReporting
+import CorruptFuzzRunner
+import Foundation
+
+/// `corrupt-fuzz crashpoints`: cut a save or migration short at every file operation, and at
+/// the states a power cut leaves, then check the data and run it again.
+struct CrashPointsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crashpoints",
+        abstract:
+            "Kill a save or migration at every file operation (and cut the power), then check that the data is old or new, and that a re-run finishes the job.",
+        discussion: """
+            The program runs once under a recorder (LD_PRELOAD, Linux) that logs every open, \
+            write, truncate, fsync, rename, unlink, mkdir and lock in the data folder; then from a \
+            fresh copy of the folder killed before each operation in turn, and from the states a \
+            power cut can leave (unsynced writes lost, names persisted before their data, a write \
+            torn at 512 or 4096 bytes, writes of one fsync epoch reordered). For each state: the \
+            check (@@ is the folder: exit 0 with a digest of the data, a line per record, or \
+            'reason: WORD') must see the old or the new data; the program run again must succeed, \
+            leave the new data, and no file a clean run does not leave.
+
+            Findings: torn-state, lost-data, duplicate-data, stray-file, held-lock (a lock or file \
+            still held when the program exits), crash, hang.
+
+            Example:
+              corrupt-fuzz crashpoints --target 'notes-migrate-naive @@' --data Corpus/migration \\
+                --check 'notes-migrate-check @@'
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The save or migration; @@ is the data folder.", valueName: "command"))
+    var target: String
+
+    @Option(name: .long, help: ArgumentHelp("The data folder before the run (never changed: every run gets a copy).", valueName: "dir"))
+    var data: String
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The app's check of a folder (@@): exit 0 with a digest of its data (a line per record), else 'reason: WORD'. Without it, --format's validator judges every file and the digest is the files' contents.",
+            valueName: "command"))
+    var check: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A bundled format whose validator judges each data file when there is no --check (\(BuiltinFormat.names.joined(separator: ", "))).",
+            valueName: "name"))
+    var format: String?
+
+    @Option(name: .long, help: ArgumentHelp("The most crash states to check.", valueName: "n"))
+    var maxStates: Int = 300
+
+    @Option(name: .long, help: ArgumentHelp("Check only the states of this operation (a replay).", valueName: "k"))
+    var at: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Seed of the sampled power-cut states.", valueName: "n"))
+    var seed: UInt64 = 0
+
+    @Option(name: .long, help: ArgumentHelp("Deadline of one run of the program or the check, e.g. 10s.", valueName: "duration"))
+    var timeout: Seconds = Seconds(argument: "10s")!
+
+    @Option(name: .long, help: ArgumentHelp("Parent folder of run reports.", valueName: "dir"))
+    var reports: String = "Reports"
+
+    func validate() throws {
+        if maxStates < 1 { throw ValidationError("--max-states must be positive") }
+        if let format, BuiltinFormat.named(format) == nil {
+            throw ValidationError("unknown format '\(format)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: data, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("--data must be a folder: \(data)")
+        }
+    }
+
+    func run() throws {
+        let plan = Self.plan(
+            target: target, data: data, check: check, format: format.flatMap(BuiltinFormat.named), maxStates: maxStates, at: at, seed: seed,
+            timeoutMilliseconds: timeout.milliseconds)
+        try DocumentCheckOptions.execute([plan], reports: reports, seed: seed)
+    }
+
+    static func plan(
+        target: String, data: String, check: String?, format: BuiltinFormat?, maxStates: Int = 300, at: Int? = nil, seed: UInt64 = 0,
+        timeoutMilliseconds: Int = 10_000
+    ) -> DocumentCheckPlan {
+        DocumentCheckPlan(name: "crash points: \(target)") { () throws(CorruptFuzzError) in
+            #if os(Linux)
+                guard let recorder = CrashPointCheck.recorder(besides: ExecutablePath.current) else {
+                    throw CorruptFuzzError(
+                        .unusableTarget, "libCorruptFuzzRecorder.so is not beside \(ExecutablePath.current); build the package (swift build)")
+                }
+                var limits = ProcessExecutor.Limits()
+                limits.timeoutMilliseconds = timeoutMilliseconds
+                let crashPoints = CrashPointCheck(
+                    target: try TargetCommand(target), check: try check.map { line throws(CorruptFuzzError) in try TargetCommand(line) },
+                    validator: format?.format.validator, fileExtension: format?.format.fileExtension ?? "",
+                    data: URL(fileURLWithPath: data), recorder: recorder, limits: limits, maxStates: maxStates, seed: seed, only: at)
+                let outcome = try crashPoints.run()
+                var result = outcome.result
+                result.stopReason = "\(outcome.statesChecked) crash states of \(outcome.operations.filter(\.isCrashPoint).count) operations"
+                var words = [ExecutablePath.current, "crashpoints", "--target", target, "--data", data]
+                if let check { words += ["--check", check] }
+                if let format { words += ["--format", format.name] }
+                if seed != 0 { words += ["--seed", "\(seed)"] }
+                return [RunReport.Suite(result: result, replay: ReplayDescription(command: words, fileExtension: ""))]
+            #else
+                throw CorruptFuzzError(.unusableTarget, "crash points need LD_PRELOAD, which only Linux has here")
+            #endif
+        }
+    }
+}
