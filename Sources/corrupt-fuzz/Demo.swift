@@ -66,9 +66,10 @@ enum Demo {
         }
     }
 
-    /// The demo's checks of versions and writers, after the campaigns: version 1 of the friend
-    /// list (naive and hardened) against version 2's files and writer, and the notes app's two
-    /// writers through load, save, load again.
+    /// The demo's checks of versions, writers and crash points, after the campaigns: version 1
+    /// of the friend list (naive and hardened) against version 2's files and writer, the notes
+    /// app's two writers through load, save, load again, and its two migrations cut short at
+    /// every write.
     static func documentChecks(configuration: FuzzConfiguration) throws -> [DocumentCheckPlan] {
         let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
         let root = try packageRoot()
@@ -97,7 +98,17 @@ enum Demo {
                 corpus: [root.appendingPathComponent("Corpus/notes").path], format: BuiltinFormat.named("notes"), appValidator: nil,
                 generate: 20, cycles: 2, options: options)
         }
-        return skew + roundTrips
+        // The notes migration cut short at every write and by power cuts (Linux: LD_PRELOAD).
+        #if os(Linux)
+            let crashPoints = try ["notes-migrate-naive", "notes-migrate-hardened"].map { migration in
+                CrashPointsCommand.plan(
+                    target: "\(try program(migration)) @@", data: root.appendingPathComponent("Corpus/migration/notes-app").path,
+                    check: "\(try program("notes-migrate-check")) @@", format: nil, seed: configuration.seed)
+            }
+        #else
+            let crashPoints: [DocumentCheckPlan] = []
+        #endif
+        return skew + roundTrips + crashPoints
     }
 
     /// The package checkout: the current folder when it holds the demo corpus, else the

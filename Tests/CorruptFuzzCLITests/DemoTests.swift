@@ -63,6 +63,11 @@ struct DemoTests {
         #expect(kinds(of: try target("round trip: notes-writer-naive")) == ["writer-corruption"])
         #expect(findings(of: try target("round trip: notes-writer-hardened")).isEmpty)
         #expect(junit.contains(#"<testcase name="lost-on-downgrade" classname="corrupt-fuzz.friend-list-naive reads friend-list-v2""#))
+        // The notes migration cut short at every write.
+        let naiveMigration = try target("crash points: notes-migrate-naive")
+        #expect(
+            kinds(of: naiveMigration).isSuperset(of: ["torn-state", "lost-data", "duplicate-data", "stray-file", "held-lock"]), "\(kinds(of: naiveMigration))")
+        #expect(findings(of: try target("crash points: notes-migrate-hardened")).isEmpty)
         for finding in findings(of: naive) {
             if let path = finding["reproducer"] as? String {
                 #expect(FileManager.default.fileExists(atPath: path))

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// `corrupt-fuzz crashpoints` against the bundled notes migrations and small shell programs.
+@Suite("Crash points from the command line", .enabled(if: FileManager.default.fileExists(atPath: product("libCorruptFuzzRecorder.so"))))
+struct CLICrashPointsTests {
+    static let data = packageRoot.appendingPathComponent("Corpus/migration/notes-app").path
+
+    func crashPoints(_ migration: String, reports: URL, extra: [String] = []) throws -> CommandResult {
+        try corruptFuzz(
+            [
+                "crashpoints", "--target", "\(product(migration)) @@", "--data", Self.data, "--check", "\(product("notes-migrate-check")) @@",
+                "--reports", reports.path,
+            ] + extra)
+    }
+
+    @Test("the naive migration tears, loses, duplicates, leaves files and holds its lock; --at replays one crash point")
+    func naive() throws {
+        let reports = try temporaryFolder("crashpoints")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: Self.data).appendingPathComponent("notes-v1.txt"))
+        let result = try crashPoints("notes-migrate-naive", reports: reports)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
+        // The data folder itself is never touched.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: Self.data).appendingPathComponent("notes-v1.txt")) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: Self.data) == ["notes-v1.txt"])
+
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        #expect(kinds(of: target) == ["torn-state", "lost-data", "duplicate-data", "stray-file", "held-lock"], "\(kinds(of: target))")
+        let signatures = findings(of: target).compactMap { $0["signature"] as? String }
+        #expect(signatures.contains("a lock on .lock is still held when the program exits"), "\(signatures)")
+        #expect(signatures.contains("killed: after the re-run, records duplicated"), "\(signatures)")
+        #expect(signatures.contains { $0.hasPrefix("power cut: ") }, "power-cut states find what kills do not: \(signatures)")
+
+        // A finding's folder: the crash state's files and the operations up to it.
+        let duplicate = try #require(findings(of: target).first { $0["kind"] as? String == "duplicate-data" })
+        let folder = URL(fileURLWithPath: try #require(duplicate["reproducer"] as? String)).deletingLastPathComponent()
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("state/notes.tsv").path))
+        let trace = try String(contentsOf: folder.appendingPathComponent("trace.txt"), encoding: .utf8)
+        #expect(trace.contains("rename") == false && trace.contains("write notes.tsv"), "\(trace)")
+
+        // Its replay command checks that one crash point again.
+        let replay = try #require(duplicate["replay"] as? String)
+        let point = try #require(replay.split(separator: " ").last.flatMap { Int($0) }, "\(replay)")
+        let again = try crashPoints("notes-migrate-naive", reports: reports, extra: ["--at", "\(point)"])
+        #expect(again.status == 1)
+        #expect(again.stdout.contains("duplicate-data: killed: after the re-run, records duplicated"), "\(again.stdout)")
+    }
+
+    @Test("the hardened migration (temporary file, fsync, rename, folder fsync, idempotent, unlocks) survives every state")
+    func hardened() throws {
+        let reports = try temporaryFolder("crashpoints-hardened")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let result = try crashPoints("notes-migrate-hardened", reports: reports)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        #expect((target["executions"] as? Int ?? 0) > 10)
+    }
+
+    @Test("a shell script's writes, renames and missing fsyncs: the recorder sees sh and mv, the model cuts the power")
+    func shellScript() throws {
+        let reports = try temporaryFolder("crashpoints-sh")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let data = try temporaryFolder("crashpoints-sh-data")
+        defer { try? FileManager.default.removeItem(at: data) }
+        try Data("old\n".utf8).write(to: data.appendingPathComponent("value"))
+        // Write a temporary file and move it over the old one, never syncing: after a power
+        // cut the new name can hold no bytes.
+        let result = try corruptFuzz([
+            "crashpoints", "--target", #"/bin/sh -c 'echo new > "$1/value.tmp" && mv "$1/value.tmp" "$1/value"' sh @@"#, "--data", data.path,
+            "--check", #"/bin/sh -c 'test -s "$1/value" || { echo "reason: empty" >&2; exit 1; }; cat "$1/value"' sh @@"#,
+            "--reports", reports.path,
+        ])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("torn-state: power cut: names persisted before their data: the data does not load: empty"), "\(result.stdout)")
+        #expect(!result.stdout.contains("killed:"), "a kill leaves the old or the new file: \(result.stdout)")
+    }
+
+    @Test("bad input: no folder, a program that writes nothing there, a program that fails on the data")
+    func badInput() throws {
+        let missing = try corruptFuzz(["crashpoints", "--target", "/bin/true @@", "--data", "/nonexistent/folder"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("--data must be a folder"), "\(missing.stderr)")
+        let reports = try temporaryFolder("crashpoints-bad")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let nothing = try corruptFuzz(["crashpoints", "--target", "/bin/true @@", "--data", Self.data, "--reports", reports.path])
+        #expect(nothing.status == 2)
+        #expect(nothing.stderr.contains("the recorder saw no file operation"), "\(nothing.stderr)")
+        let failing = try corruptFuzz(["crashpoints", "--target", "/bin/false @@", "--data", Self.data, "--reports", reports.path])
+        #expect(failing.status == 2)
+        #expect(failing.stderr.contains("the program fails on the unmodified data"), "\(failing.stderr)")
+    }
+}
