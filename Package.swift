@@ -316,7 +316,7 @@ let package = Package(
             name: "CorruptFuzzTestingTests",
             dependencies: [
                 "CorruptFuzzTesting", "CorruptFuzzWorker", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders",
-                "NotesLoaders",
+                "NotesLoaders", "NotesMigration",
             ],
             swiftSettings: swiftSettings
         ),

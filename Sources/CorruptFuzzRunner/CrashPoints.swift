@@ -98,6 +98,22 @@ public enum DataFolder {
     }
 }
 
+/// How a crash-point check reads a data folder: the lines of a digest of its data, or why it
+/// does not load.
+public enum FolderCheck: Sendable {
+    /// A command, `@@` the folder: exit 0 with the digest on stdout, else `reason: WORD`.
+    case command(TargetCommand)
+    /// A function of this process (the test module's check).
+    case closure(name: String, @Sendable (URL) -> Result<[String], Violation>)
+
+    var name: String {
+        switch self {
+        case .command(let command): command.line
+        case .closure(let name, _): name
+        }
+    }
+}
+
 /// Cuts the power at every write of a save or migration, then checks that the data is the old
 /// or the new version, never a mix, and that running the program again finishes the job without
 /// duplicates or stray files.
@@ -114,10 +130,12 @@ public enum DataFolder {
 public struct CrashPointCheck: Sendable {
     /// The program; `@@` is the data folder.
     public var target: TargetCommand
-    /// The app's check of a folder (`@@` the folder): exit 0 with a digest of the data (a line
-    /// per record), or exit 1 with `reason: WORD`; nil: ``validator`` on every file, and the
-    /// digest is the files' names and hashes.
-    public var check: TargetCommand?
+    /// The app's check of a folder: the lines of a digest of its data (a line per record), or
+    /// why it does not load; nil: ``validator`` on every file, and the digest is the files'
+    /// names and hashes.
+    public var check: FolderCheck?
+    /// Environment variables for the program, `@@` in a value standing for the data folder.
+    public var environment: [String: String] = [:]
     /// Judges each file (with ``fileExtension``) when there is no check command.
     public var validator: (any Validator)?
     public var fileExtension: String
@@ -133,7 +151,7 @@ public struct CrashPointCheck: Sendable {
     public var only: Int?
 
     public init(
-        target: TargetCommand, check: TargetCommand?, validator: (any Validator)?, fileExtension: String, data: URL, recorder: String,
+        target: TargetCommand, check: FolderCheck?, validator: (any Validator)?, fileExtension: String, data: URL, recorder: String,
         limits: ProcessExecutor.Limits, maxStates: Int = 300, seed: UInt64 = 0, only: Int? = nil
     ) {
         self.target = target
@@ -190,7 +208,8 @@ public struct CrashPointCheck: Sendable {
         let cleanFolder = try freshFolder(initial)
         let log = scratch.appendingPathComponent("clean.log")
         executions += 1
-        let clean = try runner.run(target, replacing: "@@", with: cleanFolder.path, environment: recording(cleanFolder, log: log))
+        let clean = try runner.run(
+            target, replacing: "@@", with: cleanFolder.path, environment: targetEnvironment(cleanFolder).merging(recording(cleanFolder, log: log)) { $1 })
         guard case .accepted = clean.outcome else {
             throw CorruptFuzzError(
                 .unusableTarget, "the program fails on the unmodified data, so there is nothing to cut short: \(clean.outcome.summary)")
@@ -223,7 +242,8 @@ public struct CrashPointCheck: Sendable {
                     kind: .heldLock, signature: what + " when the program exits",
                     detail:
                         "when the program finished, \(what) (\(held.kind == .heldLock ? "an app suspended with a lock held is killed by the system: 0xdead10cc" : "a descriptor leaked")): \(held.path)",
-                    input: input, execution: clean, verdict: nil), execution: executions)
+                    input: input, execution: clean, verdict: nil, attachments: [Attachment(name: "trace.txt", bytes: Array(Self.traceText(trace).utf8))]),
+                execution: executions)
         }
 
         // The states: every kill point (real kills), then the power cuts of the model.
@@ -234,7 +254,8 @@ public struct CrashPointCheck: Sendable {
             let folder = try freshFolder(initial)
             executions += 1
             let killed = try runner.run(
-                target, replacing: "@@", with: folder.path, environment: recording(folder, log: scratch.appendingPathComponent("kill.log"), killAt: point))
+                target, replacing: "@@", with: folder.path,
+                environment: targetEnvironment(folder).merging(recording(folder, log: scratch.appendingPathComponent("kill.log"), killAt: point)) { $1 })
             if case .accepted = killed.outcome {
                 // The program did not reach this operation this time (it does less on a second
                 // look at the same data, or the order differs): nothing to cut.
@@ -321,7 +342,7 @@ public struct CrashPointCheck: Sendable {
                 }
             }
             executions += 1
-            let rerun = try runner.run(target, replacing: "@@", with: folder.path)
+            let rerun = try runner.run(target, replacing: "@@", with: folder.path, environment: targetEnvironment(folder))
             switch rerun.outcome {
             case .accepted:
                 break
@@ -354,7 +375,7 @@ public struct CrashPointCheck: Sendable {
         }
 
         var result = CampaignResult(
-            targetName: "crash points: \(target.name)", targetCommand: target.line, validatorName: check?.line ?? validator?.name,
+            targetName: "crash points: \(target.name)", targetCommand: target.line, validatorName: check?.name ?? validator?.name,
             configuration: FuzzConfiguration(), seedNames: [data.path])
         result.configuration.seed = seed
         result.checks = Self.checks
@@ -367,6 +388,10 @@ public struct CrashPointCheck: Sendable {
     }
 
     // MARK: - Pieces
+
+    private func targetEnvironment(_ folder: URL) -> [String: String] {
+        environment.mapValues { $0.replacing("@@", with: folder.path) }
+    }
 
     private func recording(_ folder: URL, log: URL, killAt: Int? = nil) -> [String: String] {
         var environment = ["CORRUPT_FUZZ_DATA_DIR": folder.path, "CORRUPT_FUZZ_RECORD": log.path, "LD_PRELOAD": recorder]
@@ -387,7 +412,14 @@ public struct CrashPointCheck: Sendable {
 
     /// The data of `state` as the check sees it: its digest's lines, sorted.
     private func digest(of state: FolderState, runner: CommandRunner, scratch folder: URL) throws(CorruptFuzzError) -> Loaded {
-        if let check {
+        if case .closure(_, let body) = check {
+            switch body(folder) {
+            case .success(let lines): return .success(lines.sorted())
+            case .failure(let why):
+                return .failure(Execution(outcome: .rejected(reason: why.reason, exitCode: 1, message: why.message)), why.description)
+            }
+        }
+        if case .command(let check) = check {
             let execution = try runner.run(check, replacing: "@@", with: folder.path)
             switch execution.outcome {
             case .accepted(let digest):

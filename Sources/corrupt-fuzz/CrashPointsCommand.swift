@@ -96,7 +96,7 @@ struct CrashPointsCommand: ParsableCommand {
                 var limits = ProcessExecutor.Limits()
                 limits.timeoutMilliseconds = timeoutMilliseconds
                 let crashPoints = CrashPointCheck(
-                    target: try TargetCommand(target), check: try check.map { line throws(CorruptFuzzError) in try TargetCommand(line) },
+                    target: try TargetCommand(target), check: try check.map { line throws(CorruptFuzzError) in .command(try TargetCommand(line)) },
                     validator: format?.format.validator, fileExtension: format?.format.fileExtension ?? "",
                     data: URL(fileURLWithPath: data), recorder: recorder, limits: limits, maxStates: maxStates, seed: seed, only: at)
                 let outcome = try crashPoints.run()
