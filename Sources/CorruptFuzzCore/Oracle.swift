@@ -54,6 +54,14 @@ public struct Oracle: Sendable {
             return finding(.xxe, leak.signature, leak.detail)
         }
         if let loaderFinding = judgeLoader(execution.outcome, label: label, finding) { return loaderFinding }
+        if let held = execution.held, let first = held.first {
+            // A loader that returns with its file still open or locked: an app suspended then
+            // is killed by the system for the lock (0xdead10cc); a descriptor leaks per load.
+            let locked = first.hasSuffix(" (locked)")
+            return finding(
+                .heldLock, locked ? "a lock on the input file is still held after the load" : "the input file is still open after the load",
+                "after it answered, the loader still holds: \(held.joined(separator: ", "))")
+        }
         if case .error(let signature, let detail)? = verdict {
             // The loader did nothing wrong that a label could show, and the validator failed:
             // a problem of the validator, reported as such.

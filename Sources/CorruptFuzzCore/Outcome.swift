@@ -60,12 +60,16 @@ public struct Execution: Sendable, Hashable, Codable {
     @Base64Coded public var stderr: [UInt8]
     /// Wall-clock time of the run, in microseconds.
     public var microseconds: Int64
+    /// Files a persistent loader still held open (or locked) after it answered, when that was
+    /// looked at: `/…/input-0 (locked)`.
+    public var held: [String]?
 
-    public init(outcome: Outcome, stdout: [UInt8] = [], stderr: [UInt8] = [], microseconds: Int64 = 0) {
+    public init(outcome: Outcome, stdout: [UInt8] = [], stderr: [UInt8] = [], microseconds: Int64 = 0, held: [String]? = nil) {
         self.outcome = outcome
         self.stdout = stdout
         self.stderr = stderr
         self.microseconds = microseconds
+        self.held = held
     }
 
 }

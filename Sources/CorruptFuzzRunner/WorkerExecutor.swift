@@ -77,8 +77,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
-        let execution = try run(input, slot: slot)
+        var execution = try run(input, slot: slot)
         runs[slot] += 1
+        // Now and then (and on the first input), whether the worker still holds its input open
+        // or locked after it answered.
+        if runs[slot] % Self.recheckInterval == 1, let pid = workers[slot]?.pid, Self.stableKey(execution.outcome) != nil {
+            let held = HeldFiles.held(by: pid, among: [inputPaths[slot]])
+            if !held.isEmpty { execution.held = held }
+        }
         let key = Self.stableKey(execution.outcome)
         guard let key else { return execution }
         if runs[slot] % Self.recheckInterval == 0, let earlier = recent[slot].first {

@@ -46,6 +46,21 @@ struct WorkerExecutorTests {
         #expect(try run(executor, "OK after") == .accepted(digest: "OK after"))
     }
 
+    @Test("a worker that keeps its input open and locked after it answers is a held-lock finding; one that closes it is not")
+    func heldFiles() throws {
+        let holds = try worker("holds")
+        let input = TestInput(bytes: Array("OK".utf8), seedName: "test")
+        let execution = try holds.execute(input, slot: 0)
+        let held = try #require(execution.held, "the first input is looked at")
+        #expect(held.count == 1 && held[0].hasSuffix("/input-0 (locked)"), "\(held)")
+        let finding = try #require(Oracle().judge(input, execution: execution, verdict: nil))
+        #expect(finding.kind == .heldLock)
+        #expect(finding.signature == "a lock on the input file is still held after the load")
+
+        let strict = try worker("strict")
+        #expect(try strict.execute(TestInput(bytes: Array("OK".utf8), seedName: "test"), slot: 0).held == nil)
+    }
+
     @Test("a worker that keeps state between inputs shows in its stability")
     func stability() throws {
         let leaky = try worker("leaky")

@@ -5,6 +5,7 @@
 //                          unsupported-version for "OK2…"
 //   WorkerFixture leaky    rejects an input the first time and accepts it when it comes again
 //                          (a cache of what it saw): state leaks between inputs
+//   WorkerFixture holds    accepts every input, and keeps each input file open with a lock on it
 import CorruptFuzzWorker
 import Foundation
 
@@ -16,6 +17,13 @@ struct LoadError: Error {
 nonisolated(unsafe) var seen: Set<Data> = []
 
 switch CommandLine.arguments.dropFirst().first {
+case "holds":
+    CorruptFuzzWorker.serveFiles { (path: String?) throws(LoadError) -> Int in
+        guard let path else { throw LoadError(reason: "not-found", message: "no file") }
+        let fd = open(path, O_RDONLY)
+        if fd >= 0 { _ = flock(fd, LOCK_SH) }
+        return Int(fd)
+    }
 case "leaky":
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
         guard seen.insert(data).inserted else { return data.count }
