@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
         .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
+        .library(name: "CorruptFuzzSQLite", targets: ["CorruptFuzzSQLite"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -30,6 +31,8 @@ let package = Package(
         .executable(name: "friend-list-hardened", targets: ["FriendListHardened"]),
         .executable(name: "notes-loader-naive", targets: ["NotesLoaderNaive"]),
         .executable(name: "notes-loader-hardened", targets: ["NotesLoaderHardened"]),
+        .executable(name: "note-store-naive", targets: ["NoteStoreNaive"]),
+        .executable(name: "note-store-hardened", targets: ["NoteStoreHardened"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
         .executable(name: "xml-harness", targets: ["xml-harness"]),
     ],
@@ -90,6 +93,17 @@ let package = Package(
             dependencies: ["CorruptFuzzCore"],
             swiftSettings: swiftSettings
         ),
+        // SQLite databases (#15): the real SQLite through the system library.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(
+            name: "CorruptFuzzSQLite",
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzGenerators", "CSQLite"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CorruptFuzzTesting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema", "CorruptFuzzGenerators", "CorruptFuzzWorker"],
@@ -101,7 +115,7 @@ let package = Package(
             name: "CorruptFuzzExamples",
             dependencies: [
                 "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzXML", "CorruptFuzzGenerators",
-                "FriendListLoaders", "NotesLoaders",
+                "FriendListLoaders", "NotesLoaders", "CorruptFuzzSQLite",
             ],
             path: "Examples/CorruptFuzzExamples",
             swiftSettings: swiftSettings
@@ -160,6 +174,25 @@ let package = Package(
             path: "Examples/NotesLoaderHardened",
             swiftSettings: swiftSettings
         ),
+        // The SQLite note store (#15): app code on the system SQLite, and its two loaders.
+        .target(
+            name: "SQLiteLoaders",
+            dependencies: ["CSQLite"],
+            path: "Examples/SQLiteLoaders",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NoteStoreNaive",
+            dependencies: ["SQLiteLoaders", "CorruptFuzzSQLite", "CorruptFuzzWorker"],
+            path: "Examples/NoteStoreNaive",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NoteStoreHardened",
+            dependencies: ["SQLiteLoaders", "CorruptFuzzSQLite", "CorruptFuzzWorker"],
+            path: "Examples/NoteStoreHardened",
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "corrupt-fuzz-speed",
@@ -199,6 +232,9 @@ let package = Package(
                 "FriendListHardened",
                 "NotesLoaderNaive",
                 "NotesLoaderHardened",
+                "NoteStoreNaive",
+                "NoteStoreHardened",
+                "CorruptFuzzSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -260,6 +296,11 @@ let package = Package(
             name: "CorruptFuzzReportingTests",
             dependencies: ["CorruptFuzzReporting", "CorruptFuzzRunner", "CorruptFuzzCore", "SelfFuzzSupport"],
             exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzSQLiteTests",
+            dependencies: ["CorruptFuzzSQLite", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
