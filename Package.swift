@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
         .library(name: "CorruptFuzzSQLite", targets: ["CorruptFuzzSQLite"]),
+        .library(name: "CorruptFuzzSQLiteTesting", targets: ["CorruptFuzzSQLiteTesting"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -102,6 +103,12 @@ let package = Package(
         .target(
             name: "CorruptFuzzSQLite",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzGenerators", "CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        // CorruptFuzzTesting's checks for SQLite stores (a separate product, so CorruptFuzzTesting needs no libsqlite3).
+        .target(
+            name: "CorruptFuzzSQLiteTesting",
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSQLite"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -300,7 +307,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzSQLiteTests",
-            dependencies: ["CorruptFuzzSQLite", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting"],
+            dependencies: ["CorruptFuzzSQLite", "CorruptFuzzSQLiteTesting", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

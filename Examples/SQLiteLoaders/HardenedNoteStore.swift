@@ -11,7 +11,8 @@ import Foundation
 /// checked frame by frame (``WALCheck``: SQLite silently drops every commit after a frame that
 /// fails its checksum, so a failing frame followed by later commits is `corrupt`); then the
 /// database is opened read-only with a budget of virtual-machine steps (a hostile file cannot
-/// hang the app) and checked: `PRAGMA quick_check`, `user_version` (above 2 →
+/// hang the app) and checked: `PRAGMA integrity_check` (the first version ran `quick_check`,
+/// which misses an index that lost a row: fuzzing found it), `user_version` (above 2 →
 /// `unsupported-version`), the schema entries the app created, `PRAGMA foreign_key_check`;
 /// then rows are read with every column's type checked and the app's rules (a non-empty
 /// title, created no later than updated).
@@ -36,20 +37,25 @@ public enum HardenedNoteStore {
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         if size == 0 { throw StoreError(reason: "empty", message: "the database file is empty") }
         if size > maxFileSize { throw .corrupt("\(size) bytes is more than a note library's \(maxFileSize)") }
-        let pageSize = try checkHeader(path)
-        if let wal = FileManager.default.contents(atPath: path + "-wal"), let problem = WALCheck.problem(in: [UInt8](wal), databasePageSize: pageSize) {
-            throw .corrupt(problem)
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw StoreError(reason: "not-found", message: "cannot open \(path)") }
+        let header = [UInt8]((try? handle.read(upToCount: 100)) ?? Data())
+        try? handle.close()
+        var pageOne = header
+        if let data = FileManager.default.contents(atPath: path + "-wal") {
+            let wal = [UInt8](data)
+            let stated = header.count >= 18 ? Int(header[16]) << 8 | Int(header[17]) : 0
+            if let problem = WALCheck.problem(in: wal, databasePageSize: stated == 1 ? 65536 : stated) { throw .corrupt(problem) }
+            // With a log, SQLite reads page 1 from the log's newest committed copy of it.
+            if let copy = WALCheck.newestPageOne(in: wal) { pageOne = Array(copy.prefix(100)) }
         }
+        try checkHeader(pageOne)
         let connection = try Connection(path: path)
         defer { connection.close() }
         return try read(connection)
     }
 
-    /// The header's page size, after checking what SQLite refuses.
-    private static func checkHeader(_ path: String) throws(StoreError) -> Int {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw StoreError(reason: "not-found", message: "cannot open \(path)") }
-        defer { try? handle.close() }
-        let header = [UInt8]((try? handle.read(upToCount: 100)) ?? Data())
+    /// Checks what SQLite refuses in page 1's header, so a newer file format is told apart.
+    private static func checkHeader(_ header: [UInt8]) throws(StoreError) {
         guard header.count == 100 else { throw .corrupt("\(header.count) bytes is shorter than SQLite's 100-byte header") }
         guard header[0..<16].elementsEqual("SQLite format 3\0".utf8) else { throw .corrupt("not a SQLite database") }
         let raw = Int(header[16]) << 8 | Int(header[17])
@@ -58,12 +64,13 @@ public enum HardenedNoteStore {
         if header[19] > 2 { throw StoreError(reason: "unsupported-version", message: "read version \(header[19]) is a newer SQLite file format") }
         guard header[21] == 64, header[22] == 32, header[23] == 32 else { throw .corrupt("the payload fractions are not 64, 32, 32") }
         if pageSize - Int(header[20]) < 480 { throw .corrupt("too many reserved bytes per page") }
-        return pageSize
     }
 
     private static func read(_ db: Connection) throws(StoreError) -> NoteLibrary {
-        let check = try db.rows("PRAGMA quick_check")
-        if let first = check.first?.first, case .text(let text) = first, text != "ok" { throw .corrupt("quick_check: \(text)") }
+        // integrity_check, not quick_check: quick_check does not compare indexes with their
+        // tables, and fuzzing found databases whose index had lost a row read without a word.
+        let check = try db.rows("PRAGMA integrity_check(1)")
+        if let first = check.first?.first, case .text(let text) = first, text != "ok" { throw .corrupt("integrity_check: \(text)") }
         guard case .integer(let version)? = try db.rows("PRAGMA user_version").first?.first else { throw .corrupt("no user_version") }
         if version > NoteLibrary.schemaVersion {
             throw StoreError(reason: "unsupported-version", message: "schema version \(version) is newer than \(NoteLibrary.schemaVersion)")
@@ -73,7 +80,9 @@ public enum HardenedNoteStore {
         let found = Set(entries.map { $0.map(\.textValue) })
         let expected = Set(NoteLibrary.schema.map { [$0.type, $0.name, $0.sql] })
         if found != expected { throw .corrupt("the schema is not the app's: \(found.subtracting(expected).map { $0[1] ?? "?" }.sorted())") }
-        if let dangling = try db.rows("PRAGMA foreign_key_check").first { throw .corrupt("\(dangling[0].textValue ?? "?") row \(dangling[1]) refers to a missing row") }
+        if let dangling = try db.rows("PRAGMA foreign_key_check").first {
+            throw .corrupt("\(dangling[0].textValue ?? "?") row \(dangling[1]) refers to a missing row")
+        }
 
         var folders: [NoteLibrary.Folder] = []
         for row in try db.rows("SELECT id, name FROM folders") {
@@ -182,7 +191,8 @@ public enum HardenedNoteStore {
                         case SQLITE_TEXT:
                             .text(
                                 String(
-                                    decoding: UnsafeBufferPointer(start: sqlite3_column_text(statement, column), count: Int(sqlite3_column_bytes(statement, column))),
+                                    decoding: UnsafeBufferPointer(
+                                        start: sqlite3_column_text(statement, column), count: Int(sqlite3_column_bytes(statement, column))),
                                     as: UTF8.self))
                         case SQLITE_BLOB: .blob(Int(sqlite3_column_bytes(statement, column)))
                         default: .null

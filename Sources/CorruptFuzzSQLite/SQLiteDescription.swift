@@ -256,7 +256,9 @@ extension SQLiteDescription {
             }
             journalMode = mode
         case "auto_vacuum":
-            guard rest.count == 1, let mode = AutoVacuum(rawValue: rest[0].lowercased()) else { throw SQLiteDescriptionError("auto_vacuum is none, full or incremental") }
+            guard rest.count == 1, let mode = AutoVacuum(rawValue: rest[0].lowercased()) else {
+                throw SQLiteDescriptionError("auto_vacuum is none, full or incremental")
+            }
             autoVacuum = mode
         case "user_version":
             guard rest.count == 1, let version = Int32(rest[0]) else { throw SQLiteDescriptionError("user_version takes a 32-bit integer") }
@@ -289,7 +291,8 @@ extension SQLiteDescription {
             checksColumnTypes = rest[0] == "on"
         default:
             throw SQLiteDescriptionError(
-                "unknown directive '\(key)' (known: page_size, journal_mode, auto_vacuum, user_version, rows, column, rule, wal_transactions, free_pages, column_types)")
+                "unknown directive '\(key)' (known: page_size, journal_mode, auto_vacuum, user_version, rows, column, rule, wal_transactions, free_pages, column_types)"
+            )
         }
     }
 

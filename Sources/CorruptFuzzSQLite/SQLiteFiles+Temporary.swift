@@ -14,8 +14,3 @@ extension SQLiteFiles {
         }
     }
 }
-
-extension SQLiteFiles.BundleProblem {
-    /// The reason word a loader gives for it.
-    public var reason: String { "corrupt" }
-}

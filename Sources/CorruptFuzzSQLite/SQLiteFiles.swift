@@ -78,6 +78,8 @@ public struct SQLiteFiles: Sendable, Hashable {
     /// What makes a bundle unreadable.
     public struct BundleProblem: Error, Sendable, CustomStringConvertible {
         public var message: String
+        /// The reason word a loader gives for it.
+        public let reason = "corrupt"
         init(_ message: String) { self.message = message }
         public var description: String { "bundle: " + message }
     }

@@ -142,7 +142,8 @@ public struct SQLiteGenerator: Sendable {
         if !column.notNull, column.primaryKey == 0, rng.oneIn(6) { return .null }
         switch column.affinity {
         case .integer, .numeric:
-            return rng.oneIn(8) ? [.integer(0), .integer(-1), .integer(Int64.max), .integer(Int64.min)][rng.below(4)] : .integer(Int64(rng.below(2_000_000)) - 1000)
+            return rng.oneIn(8)
+                ? [.integer(0), .integer(-1), .integer(Int64.max), .integer(Int64.min)][rng.below(4)] : .integer(Int64(rng.below(2_000_000)) - 1000)
         case .real: return .real(Double(rng.below(2_000_001) - 1_000_000) / 64)
         case .text:
             // Now and then long enough to need overflow pages.

@@ -220,7 +220,9 @@ struct SQLiteLayout {
                 }
                 let sqlInLocal = fields[4].offset < (cell.payloadOffset ?? 0) + cell.localPayload
                 schema.append(
-                    SchemaEntry(type: text(0) ?? "", name: text(1) ?? "", rootpage: rootpage, rootpageField: field, sqlOffset: sqlInLocal && fields[4].serial >= 13 ? fields[4].offset : nil))
+                    SchemaEntry(
+                        type: text(0) ?? "", name: text(1) ?? "", rootpage: rootpage, rootpageField: field,
+                        sqlOffset: sqlInLocal && fields[4].serial >= 13 ? fields[4].offset : nil))
             }
         }
     }

@@ -86,7 +86,8 @@ extension SQLiteMutator {
         case 1, 2:
             guard !layout.btreePages.isEmpty else { return nil }
             let page = layout.btreePages[rng.below(layout.btreePages.count)]
-            let fields: [(String, Int, Int)] = [("type", 0, 1), ("first-freeblock", 1, 2), ("cell-count", 3, 2), ("content-start", 5, 2), ("fragmented-bytes", 7, 1)]
+            let fields: [(String, Int, Int)] =
+                [("type", 0, 1), ("first-freeblock", 1, 2), ("cell-count", 3, 2), ("content-start", 5, 2), ("fragmented-bytes", 7, 1)]
                 + (page.isLeaf ? [] : [("right-child", 8, 4)]) + (page.cells.isEmpty ? [] : [("cell-pointer[\(rng.below(page.cells.count))]", -1, 2)])
             let (name, field, width) = fields[rng.below(fields.count)]
             var offset = page.headerOffset + field
@@ -96,7 +97,11 @@ extension SQLiteMutator {
             let cells = layout.btreePages.flatMap(\.cells)
             guard !cells.isEmpty else { return nil }
             let cell = cells[rng.below(cells.count)]
-            let varints = [cell.payloadSize.map { ("payload-size", $0.offset, $0.width) }, cell.rowid.map { ("rowid", $0.offset, $0.width) }, cell.headerSize.map { ("record-header-size", $0.offset, $0.width) }]
+            let varints =
+                [
+                    cell.payloadSize.map { ("payload-size", $0.offset, $0.width) }, cell.rowid.map { ("rowid", $0.offset, $0.width) },
+                    cell.headerSize.map { ("record-header-size", $0.offset, $0.width) },
+                ]
                 .compactMap { $0 } + cell.serialTypes.enumerated().map { ("serial-type[\($0.offset)]", $0.element.offset, $0.element.width) }
             guard !varints.isEmpty else { return nil }
             let (name, offset, width) = varints[rng.below(varints.count)]

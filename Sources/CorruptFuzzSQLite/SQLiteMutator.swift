@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import Foundation
 
 /// The sqlite format's corruptions, from the file format's public description: header fields,
 /// b-tree page headers, cell pointers, cell payloads and record headers, overflow chains, the
@@ -14,6 +15,10 @@ public struct SQLiteMutator: StructureAwareMutator {
     public let generator: SQLiteGenerator
     /// Most entries per family of the catalogue (pages zeroed, truncations, WAL frames…).
     public var perFamily = 12
+    /// The seeds the catalogue was built for: a random mutation states an expectation only
+    /// when it corrupts one of them, since a corruption stacked on another may change the
+    /// reason (a read version made newer on top of a damaged log).
+    private let seeds = SeedMemory()
 
     public init(_ description: SQLiteDescription) { generator = SQLiteGenerator(description) }
 
@@ -21,6 +26,7 @@ public struct SQLiteMutator: StructureAwareMutator {
 
     public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
         guard let files = try? SQLiteFiles.decode(bytes) else { return [] }
+        seeds.insert(bytes)
         let replaced = pagesInLog(files)
         return edits(of: files).map { $0.applied(to: files, replacedPages: replaced) }.filter { context.allows($0.bytes.count) }
     }
@@ -30,7 +36,9 @@ public struct SQLiteMutator: StructureAwareMutator {
         if rng.oneIn(2), let random = randomEdit(of: files, using: &rng) { return random.applied(to: files) }
         let all = edits(of: files)
         guard !all.isEmpty else { return nil }
-        return all[rng.below(all.count)].applied(to: files, replacedPages: pagesInLog(files))
+        var mutation = all[rng.below(all.count)].applied(to: files, replacedPages: pagesInLog(files))
+        if !seeds.contains(bytes) { mutation.expectation = nil }
+        return mutation
     }
 
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] {
@@ -55,17 +63,19 @@ public struct SQLiteMutator: StructureAwareMutator {
         var change: (inout SQLiteFiles) -> Void
 
         /// The mutation; an expectation is dropped when the edit changed a page of the main file
-        /// that the log replaces (SQLite reads the log's copy), except the first 24 header bytes,
-        /// which SQLite always reads from the main file.
+        /// that the log replaces (SQLite reads the log's copy, even of page 1's header), or cut
+        /// the main file of a database that has a log.
         func applied(to files: SQLiteFiles, replacedPages: Set<Int> = []) -> StructuredMutation {
             var changed = files
             change(&changed)
             var expected = expectation
-            if expected != nil, !replacedPages.isEmpty, let pageSize = SQLiteLayout.pageSize(of: files.database),
-                changed.database.count == files.database.count
-            {
-                let pages = Set(files.database.indices.lazy.filter { $0 >= 24 && files.database[$0] != changed.database[$0] }.map { $0 / pageSize + 1 })
-                if !pages.isDisjoint(with: replacedPages) { expected = nil }
+            if expected != nil, !replacedPages.isEmpty, let pageSize = SQLiteLayout.pageSize(of: files.database) {
+                if changed.database.count != files.database.count {
+                    expected = nil
+                } else {
+                    let pages = Set(files.database.indices.lazy.filter { files.database[$0] != changed.database[$0] }.map { $0 / pageSize + 1 })
+                    if !pages.isDisjoint(with: replacedPages) { expected = nil }
+                }
             }
             return StructuredMutation(bytes: changed.encoded(), name: name, expectation: expected)
         }
@@ -82,12 +92,15 @@ public struct SQLiteMutator: StructureAwareMutator {
     }
 
     /// Every catalogue edit of `files`.
+    /// Every catalogue edit of `files`: the log's first (where there is one: its silent losses
+    /// are what a WAL database adds), then the header's, the pages', the file's.
     func edits(of files: SQLiteFiles) -> [Edit] {
-        var out = headerEdits(files.database)
+        var out: [Edit] = []
+        if let wal = files.wal { out += walEdits(WALFile(wal, databasePageSize: SQLiteLayout.pageSize(of: files.database))) }
+        out += headerEdits(files.database)
         if let layout = SQLiteLayout(files.database) {
             out += pageEdits(layout) + overflowEdits(layout) + freelistEdits(layout) + schemaEdits(layout) + fileEdits(layout)
         }
-        if let wal = files.wal { out += walEdits(WALFile(wal, databasePageSize: SQLiteLayout.pageSize(of: files.database))) }
         return out
     }
 
@@ -212,7 +225,10 @@ public struct SQLiteMutator: StructureAwareMutator {
                 // The same number of bytes, read as text: a consistent lie about the type.
                 out.append(.db("\(name)=int-as-text", nil) { $0.putVarint(serial.offset, serial.width, Int64(13 + 2 * serial.value)) })
             } else if serial.value >= 13, serial.value % 2 == 1 {
-                out.append(.db("\(name)=text-longer", nil) { $0.putVarint(serial.offset, serial.width, Int64(min(serial.value + 200, Int(Self.maxVarint(width: serial.width))))) })
+                out.append(
+                    .db("\(name)=text-longer", nil) {
+                        $0.putVarint(serial.offset, serial.width, Int64(min(serial.value + 200, Int(Self.maxVarint(width: serial.width)))))
+                    })
                 out.append(.db("\(name)=text-as-blob", nil) { $0.putVarint(serial.offset, serial.width, Int64(serial.value - 1)) })
             }
             out.append(.db("\(name)=10", nil) { $0.putVarint(serial.offset, serial.width, 10) })
@@ -270,7 +286,10 @@ public struct SQLiteMutator: StructureAwareMutator {
             guard let field = entry.rootpageField, entry.rootpage > 1 else { continue }
             let widest = (1 << (8 * field.width - 1)) - 1
             if layout.pageCount + 3 <= widest {
-                out.append(.db("\(at).rootpage=out-of-range", Self.corrupt("a root page past the end of the file")) { $0.putInt(field.offset, field.width, layout.pageCount + 3) })
+                out.append(
+                    .db("\(at).rootpage=out-of-range", Self.corrupt("a root page past the end of the file")) {
+                        $0.putInt(field.offset, field.width, layout.pageCount + 3)
+                    })
             }
             if let other = roots.first(where: { $0 != entry.rootpage }), other <= widest {
                 out.append(.db("\(at).rootpage=\(other) (another tree's)", nil) { $0.putInt(field.offset, field.width, other) })
@@ -309,7 +328,8 @@ public struct SQLiteMutator: StructureAwareMutator {
             out.append(
                 .db("pages[\(a)]<->[\(b)] swapped", nil) { bytes in
                     let first = Array(bytes[layout.pageOffset(a)..<(layout.pageOffset(a) + size)])
-                    bytes.replaceSubrange(layout.pageOffset(a)..<(layout.pageOffset(a) + size), with: bytes[layout.pageOffset(b)..<(layout.pageOffset(b) + size)])
+                    bytes.replaceSubrange(
+                        layout.pageOffset(a)..<(layout.pageOffset(a) + size), with: bytes[layout.pageOffset(b)..<(layout.pageOffset(b) + size)])
                     bytes.replaceSubrange(layout.pageOffset(b)..<(layout.pageOffset(b) + size), with: first)
                 })
         }
@@ -392,4 +412,13 @@ extension [UInt8] {
             remaining >>= 7
         }
     }
+}
+
+/// Hashes of the seeds a mutator has seen, shared by its copies.
+final class SeedMemory: @unchecked Sendable {
+    private let lock = NSLock()
+    private var hashes: Set<Int> = []
+
+    func insert(_ bytes: [UInt8]) { lock.withLock { _ = hashes.insert(bytes.hashValue) } }
+    func contains(_ bytes: [UInt8]) -> Bool { lock.withLock { hashes.contains(bytes.hashValue) } }
 }

@@ -5,13 +5,14 @@ import Foundation
 /// and what breaks the description's schema and the app's rules.
 ///
 /// Checks, in order, each with the reason a loader should give: no bytes → `empty`; a bundle
-/// (database + WAL) that cannot be unpacked, a header SQLite refuses (magic, page size,
-/// payload fractions) → `corrupt`; a read version above 2 (a newer SQLite file format) →
-/// `unsupported-version`; a WAL that silently drops committed transactions
-/// (``WALFile/silentLossProblem``) → `corrupt`; then, on a read-only copy in a private
+/// (database + WAL) that cannot be unpacked, or a WAL that silently drops committed
+/// transactions (``WALFile/silentLossProblem``) → `corrupt`; a header SQLite refuses (magic,
+/// page size, payload fractions) → `corrupt`, a read version above 2 (a newer SQLite file
+/// format) → `unsupported-version` (the header of page 1 as SQLite reads it: the log's newest
+/// committed copy when there is one, which replaces the main file's whole); then, on a read-only copy in a private
 /// temporary folder, with a budget of virtual-machine steps: `PRAGMA integrity_check` (every
 /// problem it lists), `user_version` above the description's → `unsupported-version`, below →
-/// `corrupt`, the schema's entries against the description's, `PRAGMA foreign_key_check`,
+/// `corrupt`, the schema's entries (type, name and SQL) against the description's, `PRAGMA foreign_key_check`,
 /// each column's storage class against its declared type, the app's rules (queries that must
 /// return no rows), and every row read to the end → `corrupt`. A database that needs more steps
 /// than the budget is undecided, never a hang.
@@ -54,8 +55,10 @@ public struct SQLiteValidator: Validator {
         } catch {
             return .success([Violation(.corrupt, error.message, at: "bundle")])
         }
-        if let problem = Self.headerProblem(files.database) { return .success([problem]) }
-        if let wal = files.wal, let loss = WALFile(wal, databasePageSize: SQLiteLayout.pageSize(of: files.database)).silentLossProblem { return .success([Violation(.corrupt, loss, at: "wal")]) }
+        let log = files.wal.map { WALFile($0, databasePageSize: SQLiteLayout.pageSize(of: files.database)) }
+        if let loss = log?.silentLossProblem { return .success([Violation(.corrupt, loss, at: "wal")]) }
+        // SQLite reads page 1 from the log when the log holds a committed copy of it.
+        if let problem = Self.headerProblem(log?.latestCopy(ofPage: 1) ?? files.database) { return .success([problem]) }
         do {
             return try ScratchFolder.with { folder in
                 let path = try files.write(into: folder.path)
@@ -73,7 +76,9 @@ public struct SQLiteValidator: Validator {
         guard database[0..<16].elementsEqual(SQLiteLayout.magic) else { return Violation(.corrupt, "not a SQLite database (magic)", at: "header.magic") }
         let raw = Int(database[16]) << 8 | Int(database[17])
         let pageSize = raw == 1 ? 65536 : raw
-        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else { return Violation(.corrupt, "page size \(raw) is not a power of two from 512 to 65536", at: "header.page-size") }
+        guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else {
+            return Violation(.corrupt, "page size \(raw) is not a power of two from 512 to 65536", at: "header.page-size")
+        }
         if database[19] > 2 { return Violation(.unsupportedVersion, "read version \(database[19]): a newer SQLite file format", at: "header.read-version") }
         guard database[21] == 64, database[22] == 32, database[23] == 32 else {
             return Violation(.corrupt, "payload fractions \(database[21]), \(database[22]), \(database[23]) are not 64, 32, 32", at: "header.payload-fractions")
@@ -115,7 +120,7 @@ public struct SQLiteValidator: Validator {
                 return .success([Violation(.corrupt, "\(version) is older than \(description.userVersion), which the description writes", at: "user_version")])
             }
             stage = "sqlite_schema"
-            let entries = try connection.query("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")
+            let entries = try connection.query("SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")
             let present = Set(entries)
             for entry in referenceSchema.subtracting(present).sorted(by: { $0.description < $1.description }) {
                 found.append(Violation(.corrupt, "\(entry[0]) \(entry[1]) is missing or changed", at: "sqlite_schema"))
@@ -135,7 +140,8 @@ public struct SQLiteValidator: Validator {
             for rule in description.rules {
                 stage = "rule \(rule.name)"
                 for row in try connection.query(rule.query, limit: limit - found.count) {
-                    found.append(Violation(.corrupt, "(\(row.map(\.description).joined(separator: ", "))) breaks it [rule: \(rule.name)]", at: "rule \(rule.name)"))
+                    found.append(
+                        Violation(.corrupt, "(\(row.map(\.description).joined(separator: ", "))) breaks it [rule: \(rule.name)]", at: "rule \(rule.name)"))
                 }
                 if found.count >= limit { break }
             }
@@ -169,7 +175,9 @@ public struct SQLiteValidator: Validator {
                 let quotedTable = "\"" + table.name.replacing("\"", with: "\"\"") + "\""
                 let list = (allowed + ["null"]).map { "'\($0)'" }.joined(separator: ", ")
                 let key = table.hasRowid ? "rowid" : quotedColumn
-                for row in try connection.query("SELECT \(key), typeof(\(quotedColumn)) FROM \(quotedTable) WHERE typeof(\(quotedColumn)) NOT IN (\(list))", limit: 1) {
+                for row in try connection.query(
+                    "SELECT \(key), typeof(\(quotedColumn)) FROM \(quotedTable) WHERE typeof(\(quotedColumn)) NOT IN (\(list))", limit: 1)
+                {
                     found.append(
                         Violation(
                             .corrupt, "row \(row[0]): \(row[1]) in a \(column.declaredType) column [rule: column type]",
@@ -184,6 +192,6 @@ public struct SQLiteValidator: Validator {
     static func schemaEntries(_ ddl: String) -> Set<[SQLiteValue]> {
         guard let connection = try? SQLiteConnection(path: ":memory:", readOnly: false) else { return [] }
         guard (try? connection.execute(ddl)) != nil else { return [] }
-        return Set((try? connection.query("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")) ?? [])
+        return Set((try? connection.query("SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")) ?? [])
     }
 }

@@ -156,7 +156,9 @@ public struct WALFile: Sendable, Hashable {
         guard bytes.count > Self.headerSize else { return result }
         let frames = frameCount
         let headerProblem: String? =
-            if !hasValidMagic { "the log's magic number is wrong" } else if !hasValidPageSize { "the log's page size \(pageSize) is not a power of two from 512 to 65536" } else if !headerChecksumMatches {
+            if !hasValidMagic { "the log's magic number is wrong" } else if !hasValidPageSize {
+                "the log's page size \(pageSize) is not a power of two from 512 to 65536"
+            } else if !headerChecksumMatches {
                 "the log header's checksum does not match"
             } else { nil }
         if let headerProblem {
@@ -215,6 +217,16 @@ public struct WALFile: Sendable, Hashable {
         }
         result.droppedCommits = written
         return result
+    }
+
+    /// The newest copy of page `number` that SQLite reads from this log (nil when it reads
+    /// the main file's): with a `-wal` file present, SQLite opens the log before it reads
+    /// page 1, so a committed copy of page 1 in the log replaces the main file's header whole.
+    public func latestCopy(ofPage number: Int) -> [UInt8]? {
+        let used = reading().usedFrames
+        guard let frame = (0..<used).last(where: { Int(pageNumber(ofFrame: $0)) == number }) else { return nil }
+        let start = frameOffset(frame) + Self.frameHeaderSize
+        return Array(bytes[start..<min(bytes.count, start + framePageSize)])
     }
 
     /// What SQLite silently leaves out of this log, as a sentence, or nil when it drops no
