@@ -118,7 +118,11 @@ public enum HardenedNoteStore {
     // MARK: - SQLite, every result checked
 
     enum Value: CustomStringConvertible {
-        case null, integer(Int64), real(Double), text(String), blob(Int)
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case blob(Int)
         var textValue: String? { if case .text(let text) = self { text } else { nil } }
         var description: String {
             switch self {

@@ -51,7 +51,10 @@ struct GenerateCommand: ParsableCommand {
         if wanted == .xml, !["friend-list", "keyed-archive", "binary-plist"].contains(format ?? "") {
             throw ValidationError("--encoding xml needs a property-list --format (friend-list, keyed-archive, binary-plist)")
         }
-        let sqlDescription = SQLiteBuiltins.isDescription(schema) && SQLiteBuiltins.names.contains(format ?? "")
+        if SQLiteBuiltins.isDescription(schema), !SQLiteBuiltins.names.contains(format ?? "") {
+            throw ValidationError("a SQL description (--schema FILE.sql) needs --format sqlite or sqlite-wal")
+        }
+        let sqlDescription = SQLiteBuiltins.isDescription(schema)
         if [sqlDescription ? nil : schema, format, xsd].compactMap({ $0 }).count != 1 {
             throw ValidationError("give one of --schema, --xsd or --format (--format sqlite takes a --schema FILE.sql)")
         }
