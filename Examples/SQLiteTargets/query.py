@@ -43,9 +43,19 @@ def main():
         with tempfile.TemporaryDirectory() as folder:
             database = path
             if tarfile.is_tarfile(path):
+                # Only the two members, written by name (no paths from the archive).
                 with tarfile.open(path) as bundle:
-                    bundle.extractall(folder, filter="data")
+                    for name in ("main.db", "main.db-wal"):
+                        try:
+                            member = bundle.extractfile(name)
+                        except KeyError:
+                            continue
+                        if member is not None:
+                            with open(os.path.join(folder, name), "wb") as out:
+                                out.write(member.read())
                 database = os.path.join(folder, "main.db")
+                if not os.path.exists(database):
+                    raise OSError("the bundle has no main.db")
             load(database)
     except (sqlite3.DatabaseError, tarfile.TarError, OSError) as error:
         print(f"reason: corrupt\n{type(error).__name__}: {error}", file=sys.stderr)
