@@ -38,6 +38,9 @@ public struct SQLiteFiles: Sendable, Hashable {
     ///   or lacks `main.db`.
     public static func decode(_ bytes: [UInt8]) throws(BundleProblem) -> SQLiteFiles {
         guard isBundle(bytes) else { return SQLiteFiles(database: bytes) }
+        // tar reads 512-byte blocks: an archive cut inside one is refused (Python's tarfile
+        // says "unexpected end of data").
+        guard bytes.count % 512 == 0 else { throw BundleProblem("\(bytes.count) bytes is not a whole number of 512-byte blocks") }
         var offset = 0
         var database: [UInt8]?
         var wal: [UInt8]?
