@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
         .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
+        .library(name: "CorruptFuzzSQLite", targets: ["CorruptFuzzSQLite"]),
+        .library(name: "CorruptFuzzSQLiteTesting", targets: ["CorruptFuzzSQLiteTesting"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
@@ -40,6 +42,8 @@ let package = Package(
         .executable(name: "notes-migrate-hardened", targets: ["NotesMigrateHardened"]),
         .executable(name: "notes-migrate-check", targets: ["NotesMigrateCheck"]),
         .executable(name: "foundation-atomic-write", targets: ["FoundationAtomicWrite"]),
+        .executable(name: "note-store-naive", targets: ["NoteStoreNaive"]),
+        .executable(name: "note-store-hardened", targets: ["NoteStoreHardened"]),
         .executable(name: "plist-harness", targets: ["plist-harness"]),
         .executable(name: "xml-harness", targets: ["xml-harness"]),
     ],
@@ -102,6 +106,23 @@ let package = Package(
             dependencies: ["CorruptFuzzCore"],
             swiftSettings: swiftSettings
         ),
+        // SQLite databases (#15): the real SQLite through the system library.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(
+            name: "CorruptFuzzSQLite",
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzGenerators", "CSQLite"],
+            swiftSettings: swiftSettings
+        ),
+        // CorruptFuzzTesting's checks for SQLite stores (a separate product, so CorruptFuzzTesting needs no libsqlite3).
+        .target(
+            name: "CorruptFuzzSQLiteTesting",
+            dependencies: ["CorruptFuzzTesting", "CorruptFuzzSQLite"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CorruptFuzzTesting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema", "CorruptFuzzGenerators", "CorruptFuzzWorker"],
@@ -113,7 +134,7 @@ let package = Package(
             name: "CorruptFuzzExamples",
             dependencies: [
                 "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzXML", "CorruptFuzzGenerators",
-                "FriendListLoaders", "NotesLoaders",
+                "FriendListLoaders", "NotesLoaders", "CorruptFuzzSQLite",
             ],
             path: "Examples/CorruptFuzzExamples",
             swiftSettings: swiftSettings
@@ -218,6 +239,25 @@ let package = Package(
             path: "Examples/FoundationAtomicWrite",
             swiftSettings: swiftSettings
         ),
+        // The SQLite note store (#15): app code on the system SQLite, and its two loaders.
+        .target(
+            name: "SQLiteLoaders",
+            dependencies: ["CSQLite"],
+            path: "Examples/SQLiteLoaders",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NoteStoreNaive",
+            dependencies: ["SQLiteLoaders", "CorruptFuzzSQLite", "CorruptFuzzWorker"],
+            path: "Examples/NoteStoreNaive",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "NoteStoreHardened",
+            dependencies: ["SQLiteLoaders", "CorruptFuzzSQLite", "CorruptFuzzWorker"],
+            path: "Examples/NoteStoreHardened",
+            swiftSettings: swiftSettings
+        ),
 
         .executableTarget(
             name: "corrupt-fuzz-speed",
@@ -263,6 +303,9 @@ let package = Package(
                 "NotesMigrateNaive",
                 "NotesMigrateHardened",
                 "NotesMigrateCheck",
+                "NoteStoreNaive",
+                "NoteStoreHardened",
+                "CorruptFuzzSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -324,6 +367,11 @@ let package = Package(
             name: "CorruptFuzzReportingTests",
             dependencies: ["CorruptFuzzReporting", "CorruptFuzzRunner", "CorruptFuzzCore", "SelfFuzzSupport"],
             exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzSQLiteTests",
+            dependencies: ["CorruptFuzzSQLite", "CorruptFuzzSQLiteTesting", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

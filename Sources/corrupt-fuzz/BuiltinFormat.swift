@@ -8,15 +8,16 @@ struct BuiltinFormat: Sendable {
     let name: String
     let format: any FuzzFormat
 
-    static let all: [BuiltinFormat] = [
-        BuiltinFormat(name: "habit-tracker", format: HabitTrackerFormat()),
-        BuiltinFormat(name: "binary-plist", format: PlistFormat(.propertyList)),
-        BuiltinFormat(name: "keyed-archive", format: PlistFormat(.keyedArchive)),
-        BuiltinFormat(name: "friend-list", format: FriendListFormat()),
-        BuiltinFormat(name: "friend-list-v2", format: FriendListFormat(version: 2)),
-        BuiltinFormat(name: "notes", format: NotesFormat()),
-        BuiltinFormat(name: "xml", format: XMLFormat()),
-    ]
+    static let all: [BuiltinFormat] =
+        [
+            BuiltinFormat(name: "habit-tracker", format: HabitTrackerFormat()),
+            BuiltinFormat(name: "binary-plist", format: PlistFormat(.propertyList)),
+            BuiltinFormat(name: "keyed-archive", format: PlistFormat(.keyedArchive)),
+            BuiltinFormat(name: "friend-list", format: FriendListFormat()),
+            BuiltinFormat(name: "friend-list-v2", format: FriendListFormat(version: 2)),
+            BuiltinFormat(name: "notes", format: NotesFormat()),
+            BuiltinFormat(name: "xml", format: XMLFormat()),
+        ] + SQLiteBuiltins.formats
 
     static var names: [String] { all.map(\.name) }
 

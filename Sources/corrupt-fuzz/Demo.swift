@@ -30,6 +30,9 @@ enum Demo {
         Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
         Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", format: .builtin("notes")),
         Example(name: "notes-loader-hardened", executable: "notes-loader-hardened", corpus: "Corpus/notes", format: .builtin("notes")),
+        // SQLite databases in WAL mode: page-level corruption of the main file and the log.
+        Example(name: "note-store-naive", executable: "note-store-naive", corpus: "Corpus/sqlite-wal", format: .builtin("sqlite-wal")),
+        Example(name: "note-store-hardened", executable: "note-store-hardened", corpus: "Corpus/sqlite-wal", format: .builtin("sqlite-wal")),
     ]
 
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.

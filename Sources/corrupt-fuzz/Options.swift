@@ -31,8 +31,8 @@ struct TargetOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus.",
-            valueName: "file.ksy"))
+            "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus. With --format sqlite or sqlite-wal, a SQL description (.sql: DDL and -- corrupt-fuzz: lines).",
+            valueName: "file"))
     var schema: String?
 
     @Option(
@@ -44,8 +44,10 @@ struct TargetOptions: ParsableArguments {
 
     /// The XML Schema, from --xsd or from a --schema ending in .xsd.
     var xsdPath: String? { xsd ?? schema.flatMap { $0.lowercased().hasSuffix(".xsd") ? $0 : nil } }
-    /// The Kaitai schema: --schema unless it is an XML Schema.
-    var ksyPath: String? { schema.flatMap { $0.lowercased().hasSuffix(".xsd") ? nil : $0 } }
+    /// The Kaitai schema: --schema unless it is an XML Schema or a SQL description.
+    var ksyPath: String? { schema.flatMap { $0.lowercased().hasSuffix(".xsd") || SQLiteBuiltins.isDescription($0) ? nil : $0 } }
+    /// A SQL description (--schema FILE.sql with --format sqlite or sqlite-wal).
+    var sqlPath: String? { SQLiteBuiltins.isDescription(schema) ? schema : nil }
 
     @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
     var timeout: Seconds = .defaultTimeout
@@ -72,6 +74,9 @@ struct TargetOptions: ParsableArguments {
         if xsdPath != nil, format != "xml" {
             throw ValidationError("an XML Schema (--xsd or --schema FILE.xsd) needs --format xml")
         }
+        if sqlPath != nil, !SQLiteBuiltins.names.contains(format ?? "") {
+            throw ValidationError("a SQL description (--schema FILE.sql) needs --format sqlite or sqlite-wal")
+        }
         _ = try builtinFormat()
     }
 
@@ -79,6 +84,7 @@ struct TargetOptions: ParsableArguments {
     /// read and compiled once.
     func resolvedFormat() throws -> ResolvedFormat? {
         if let xsd = xsdPath { return try .xsd(xsd) }
+        if let sql = sqlPath { return try SQLiteBuiltins.format(path: sql, formatName: format) }
         if let schema = ksyPath { return try .ksy(schema) }
         if let format = try builtinFormat() { return .builtin(format) }
         return nil

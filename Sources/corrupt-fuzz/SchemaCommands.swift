@@ -2,6 +2,7 @@ import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzPlist
 import CorruptFuzzXML
+import CorruptFuzzSQLite
 import CorruptFuzzSchema
 import Foundation
 
@@ -10,7 +11,7 @@ struct GenerateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate", abstract: "Write valid files generated from a .ksy schema or a bundled format's model.")
 
-    @Option(name: .long, help: ArgumentHelp("The binary layout (.ksy).", valueName: "file.ksy"))
+    @Option(name: .long, help: ArgumentHelp("The binary layout (.ksy), or with --format sqlite a SQL description (.sql).", valueName: "file"))
     var schema: String?
 
     @Option(
@@ -50,7 +51,13 @@ struct GenerateCommand: ParsableCommand {
         if wanted == .xml, !["friend-list", "keyed-archive", "binary-plist"].contains(format ?? "") {
             throw ValidationError("--encoding xml needs a property-list --format (friend-list, keyed-archive, binary-plist)")
         }
-        if [schema, format, xsd].compactMap({ $0 }).count != 1 { throw ValidationError("give one of --schema, --xsd or --format") }
+        if SQLiteBuiltins.isDescription(schema), !SQLiteBuiltins.names.contains(format ?? "") {
+            throw ValidationError("a SQL description (--schema FILE.sql) needs --format sqlite or sqlite-wal")
+        }
+        let sqlDescription = SQLiteBuiltins.isDescription(schema)
+        if [sqlDescription ? nil : schema, format, xsd].compactMap({ $0 }).count != 1 {
+            throw ValidationError("give one of --schema, --xsd or --format (--format sqlite takes a --schema FILE.sql)")
+        }
         if let format, BuiltinFormat.named(format)?.format.mutator == nil {
             throw ValidationError(
                 "format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.format.mutator != nil }.map(\.name).joined(separator: ", "))"
@@ -59,6 +66,28 @@ struct GenerateCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let schema, SQLiteBuiltins.isDescription(schema) {
+            let resolved: ResolvedFormat
+            do {
+                resolved = try SQLiteBuiltins.format(path: schema, formatName: format)
+            } catch let error as CorruptFuzzError {
+                throw configurationError(error)
+            }
+            guard let sqlite = resolved.format as? SQLiteFormat else { return }
+            var rng = FuzzRNG(seed: seed)
+            let name = URL(fileURLWithPath: schema).deletingPathExtension().lastPathComponent
+            var failure: (any Error)?
+            try write(prefix: name, fileExtension: sqlite.fileExtension) {
+                do {
+                    return try sqlite.sqliteMutator.generator.files(using: &rng).encoded()
+                } catch {
+                    failure = failure ?? error
+                    return []
+                }
+            }
+            if let failure { throw configurationError(CorruptFuzzError(.system, "SQLite could not build a database from \(schema): \(failure)")) }
+            return
+        }
         if let format, let builtin = BuiltinFormat.named(format), let mutator = builtin.format.mutator {
             var rng = FuzzRNG(seed: seed)
             let xml = encoding == PlistEncoding.xml.rawValue

@@ -49,6 +49,13 @@ struct DemoTests {
         #expect(noteDetails.contains { $0.contains("The attribute 'id' is required but missing") }, "\(noteDetails)")
         #expect(findings(of: hardenedNotes).isEmpty, "hardened notes: \(findings(of: hardenedNotes))")
 
+        let naiveStore = try #require(targets.first { $0["name"] as? String == "note-store-naive" })
+        let hardenedStore = try #require(targets.first { $0["name"] as? String == "note-store-hardened" })
+        #expect(kinds(of: naiveStore).isSuperset(of: ["crash", "silent-acceptance"]), "naive store: \(kinds(of: naiveStore))")
+        let storeSignatures = findings(of: naiveStore).compactMap { $0["signature"] as? String }
+        #expect(storeSignatures.contains { $0.contains("the log drops committed transactions") }, "\(storeSignatures)")
+        #expect(findings(of: hardenedStore).isEmpty, "hardened store: \(findings(of: hardenedStore))")
+
         let junit = try String(contentsOf: reports.appendingPathComponent("latest/junit.xml"), encoding: .utf8)
         #expect(junit.contains(#"<testsuite name="habit-loader-naive""#))
         #expect(junit.contains(#"<testsuite name="habit-loader-hardened" tests="\#(FindingKind.campaignChecks.count)" failures="0""#))
