@@ -20,9 +20,9 @@ public enum NaiveFriendListLoader {
         // What `unarchiveTopLevelObjectWithData` does, with this loader's classes set on its
         // own unarchiver (a class-wide `setClass` would change every unarchiver in the process).
         do {
-            let unarchiver = try NSKeyedUnarchiver(forReadingFrom: data)
-            unarchiver.requiresSecureCoding = false
-            unarchiver.decodingFailurePolicy = .raiseException
+            // The initializer `unarchiveTopLevelObjectWithData` uses: no secure coding, and the
+            // default policy, under which a malformed file (an empty one included) aborts.
+            let unarchiver = NSKeyedUnarchiver(forReadingWith: data)
             unarchiver.setClass(NaiveFriendList.self, forClassName: "FriendListLoaders.FriendList")
             unarchiver.setClass(NaiveFriend.self, forClassName: "FriendListLoaders.Friend")
             let root = unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey)
