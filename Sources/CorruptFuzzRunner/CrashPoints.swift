@@ -374,16 +374,10 @@ public struct CrashPointCheck: Sendable {
             }
         }
 
-        var result = CampaignResult(
-            targetName: "crash points: \(target.name)", targetCommand: target.line, validatorName: check?.name ?? validator?.name,
-            configuration: FuzzConfiguration(), seedNames: [data.path])
+        var result = collector.result(
+            "crash points: \(target.name)", command: target.line, validator: check?.name ?? validator?.name, inputs: [data.path],
+            checks: Self.checks, executions: executions)
         result.configuration.seed = seed
-        result.checks = Self.checks
-        result.executions = executions
-        result.findings = collector.records
-        result.fuzzSeconds = collector.seconds
-        result.totalSeconds = collector.seconds
-        result.targetGivesReasons = true
         return Result(result: result, operations: operations, statesChecked: states.count)
     }
 

@@ -89,6 +89,21 @@ struct FindingCollector {
         let elapsed = ContinuousClock.now - started
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
+
+    /// The check's result, read as a campaign's in every report.
+    func result(
+        _ name: String, command: String, validator: String?, inputs: [String], checks: [FindingKind], executions: Int, givesReasons: Bool = true
+    ) -> CampaignResult {
+        var result = CampaignResult(
+            targetName: name, targetCommand: command, validatorName: validator, configuration: FuzzConfiguration(), seedNames: inputs)
+        result.checks = checks
+        result.executions = executions
+        result.findings = records
+        result.fuzzSeconds = seconds
+        result.totalSeconds = seconds
+        result.targetGivesReasons = givesReasons
+        return result
+    }
 }
 
 /// Load, save, load again: the app's writer must give back the data it was given, in a file
@@ -145,16 +160,9 @@ public struct RoundTripCheck: Sendable {
                 collector.add(finding, execution: executions)
             }
         }
-        var result = CampaignResult(
-            targetName: "round trip: \(writer.name)", targetCommand: loader.command, validatorName: validator?.name,
-            configuration: FuzzConfiguration(), seedNames: documents.map(\.name))
-        result.checks = Self.checks
-        result.executions = executions
-        result.findings = collector.records
-        result.fuzzSeconds = collector.seconds
-        result.totalSeconds = collector.seconds
-        result.targetGivesReasons = true
-        return result
+        return collector.result(
+            "round trip: \(writer.name)", command: loader.command, validator: validator?.name, inputs: documents.map(\.name), checks: Self.checks,
+            executions: executions)
     }
 
     /// Saves and reloads `input` (which the loader accepted with `digest`) `cycles` times: the
@@ -320,15 +328,9 @@ public struct VersionSkewCheck: Sendable {
                 migrated.append(Seed(name: "\(file.name) saved by \(roundTrip.writer.name)", bytes: saved))
             }
         }
-        var result = CampaignResult(
-            targetName: "\(newer.name) reads \(older.name)", targetCommand: newer.command, validatorName: validator?.name,
-            configuration: FuzzConfiguration(), seedNames: olderFiles.map(\.name))
-        result.checks = Self.upgradeChecks
-        result.executions = executions
-        result.findings = collector.records
-        result.fuzzSeconds = collector.seconds
-        result.totalSeconds = collector.seconds
-        result.targetGivesReasons = true
+        let result = collector.result(
+            "\(newer.name) reads \(older.name)", command: newer.command, validator: validator?.name, inputs: olderFiles.map(\.name),
+            checks: Self.upgradeChecks, executions: executions)
         return (result, migrated)
     }
 
@@ -366,15 +368,9 @@ public struct VersionSkewCheck: Sendable {
             }
             if let finding = Oracle().judge(input, execution: loaded, verdict: nil) { collector.add(finding, execution: executions) }
         }
-        var result = CampaignResult(
-            targetName: "\(older.name) reads \(newer.name)", targetCommand: older.command, validatorName: nil,
-            configuration: FuzzConfiguration(), seedNames: files.map(\.name))
-        result.checks = Self.downgradeChecks
-        result.executions = executions
-        result.findings = collector.records
-        result.fuzzSeconds = collector.seconds
-        result.totalSeconds = collector.seconds
-        result.targetGivesReasons = givesReasons
+        let result = collector.result(
+            "\(older.name) reads \(newer.name)", command: older.command, validator: nil, inputs: files.map(\.name), checks: Self.downgradeChecks,
+            executions: executions, givesReasons: givesReasons)
         return (result, unreadable)
     }
 
