@@ -12,7 +12,7 @@ struct CorruptFuzz: ParsableCommand {
             Run `corrupt-fuzz run` with no arguments for the bundled demo.
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, ReplayCommand.self, GenerateCommand.self, ValidateCommand.self, MergeCommand.self],
+        subcommands: [RunCommand.self, ReplayCommand.self, GenerateCommand.self, ValidateCommand.self, MergeCommand.self, ImportCommand.self],
         defaultSubcommand: RunCommand.self
     )
 
