@@ -63,8 +63,9 @@ public final class LibFuzzerBridge: Sendable {
     ///   - validator: The app's own validator, if any.
     ///   - traps: The finding kinds to turn into crashes. `CORRUPT_FUZZ_TRAPS` (kinds separated
     ///     by commas, or `none`) overrides it at run time.
-    ///   - known: Findings not to trap. `CORRUPT_FUZZ_KNOWN_FINDINGS` (a known-findings file)
-    ///     adds to it at run time; an unreadable file is reported on standard error and ignored.
+    ///   - known: Findings not to trap. `CORRUPT_FUZZ_KNOWN_FINDINGS` (a known-findings file),
+    ///     else a `known-findings.txt` beside the fuzzer (where a ClusterFuzzLite build.sh puts
+    ///     it), adds to it at run time; an unreadable file is reported on standard error.
     ///   - load: The loader: returns the loaded value (its description is the digest an XXE
     ///     canary is looked for in) or throws; an error's `reason` property is the reason word.
     public init(
@@ -78,7 +79,8 @@ public final class LibFuzzerBridge: Sendable {
         self.load = load
         self.traps = environment["CORRUPT_FUZZ_TRAPS"].map(Self.kinds(from:)) ?? traps
         var known = known
-        if let path = environment["CORRUPT_FUZZ_KNOWN_FINDINGS"] {
+        let beside = ((ExecutablePath.current as NSString).deletingLastPathComponent as NSString).appendingPathComponent("known-findings.txt")
+        if let path = environment["CORRUPT_FUZZ_KNOWN_FINDINGS"] ?? (FileManager.default.fileExists(atPath: beside) ? beside : nil) {
             do {
                 known.entries += try KnownFindings(contentsOf: path).entries
             } catch {
