@@ -11,8 +11,11 @@ shards="$1"
 bin="$(swift build -c release --show-bin-path)"
 mkdir -p nightly-merged nightly-corpus
 reports=()
-for folder in "$shards"/*/reports/*/latest; do
-    [ -e "$folder/report.json" ] && reports+=("$folder")
+# Each shard wrote one run folder per target; `latest` (a link to it, which artifact uploads
+# may turn into a copy) is left out, so no run counts twice.
+for file in "$shards"/*/reports/*/*/report.json; do
+    folder="$(dirname "$file")"
+    [ "$(basename "$folder")" = latest ] || reports+=("$folder")
 done
 if [ ${#reports[@]} -eq 0 ]; then
     echo "::error::no shard wrote a report"
