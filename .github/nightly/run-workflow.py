@@ -84,6 +84,7 @@ def checkout(workspace):
     before each, everything but .build (a build cache, as a CI cache would keep) is reset."""
     if not os.path.isdir(os.path.join(workspace, ".git")):
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", ROOT, workspace], check=True)
+    subprocess.run(["git", "-C", workspace, "fetch", "-q", ROOT, "HEAD"], check=True)
     subprocess.run(["git", "-C", workspace, "checkout", "-q", "--force", "--detach",
                     subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()],
                    check=True)
