@@ -30,8 +30,22 @@ for fuzzer in "$OUT"/*Fuzzer; do
     rm -rf "$run" && mkdir -p "$run/corpus"
     [ -f "$OUT/${name}_seed_corpus.zip" ] && unzip -q -o "$OUT/${name}_seed_corpus.zip" -d "$run/corpus"
     echo "== $name, ${seconds}s"
+    # The fuzzer's .options file, as run_fuzzers passes it: [libfuzzer] lines as -key=value
+    # flags, [asan] lines as ASAN_OPTIONS.
+    options=()
+    asan=""
+    if [ -f "$fuzzer.options" ]; then
+        section=""
+        while IFS= read -r line; do
+            line="${line// /}"
+            case "$line" in
+                \[*\]) section="$line" ;;
+                *=*) if [ "$section" = "[libfuzzer]" ]; then options+=("-$line"); elif [ "$section" = "[asan]" ]; then asan="${asan:+$asan:}$line"; fi ;;
+            esac
+        done <"$fuzzer.options"
+    fi
     code=0
-    (cd "$run" && SWIFT_BACKTRACE=enable=no "$fuzzer" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2560 corpus >log 2>&1) || code=$?
+    (cd "$run" && ASAN_OPTIONS="$asan" SWIFT_BACKTRACE=enable=no "$fuzzer" "${options[@]}" -max_total_time="$seconds" -rss_limit_mb=2560 corpus >log 2>&1) || code=$?
     grep -E '==corrupt-fuzz== (finding|signature)|ERROR: (libFuzzer|AddressSanitizer)|Done [0-9]+ runs' "$run/log" | head -5 || true
     artifacts="$(cd "$run" && ls crash-* leak-* timeout-* oom-* 2>/dev/null || true)"
     echo "   exit $code; saved: ${artifacts:-nothing}"

@@ -22,7 +22,7 @@ struct NightlyOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Save the inputs that showed new behaviour into DIR/<target>/, to grow the corpus of the next run (merge it with --corpus-output of merge).",
+            "Save the inputs that showed new behaviour and that the validator calls valid into DIR/<target>/, to grow the corpus of the next run (merge it with merge --corpus-output).",
             valueName: "dir"))
     var corpusOutput: String?
 

@@ -246,11 +246,14 @@ struct CampaignPlan {
     }
 
     /// Writes the inputs that showed new behaviour into `folder/<target>/`, each under a name
-    /// from its content, for the next run's corpus (`--corpus-output`).
+    /// from its content, for the next run's corpus (`--corpus-output`). Only those the
+    /// validator calls valid: they become seeds, and a format's catalogue assumes valid seeds
+    /// (a future version made of a corrupt file must be called corrupt first, not
+    /// unsupported-version).
     func saveInterestingInputs(to folder: String) throws(CorruptFuzzError) {
         let store = RegressionFolder(root: folder)
         for input in campaign.interestingInputs {
-            guard let bytes = input.bytes else { continue }
+            guard let bytes = input.bytes, campaign.validator?.validate(bytes).isValid ?? true else { continue }
             try store.save(bytes, prefix: "input", fileExtension: fileExtension, for: campaign.targetName)
         }
     }
