@@ -48,7 +48,6 @@ public struct JUnitXMLReporter: Sendable {
         }
         xml += "  <testsuite"
         xml += attribute("name", result.targetName)
-        if let source = suite.source { xml += attribute("file", source) }
         let errors = result.toolError == nil ? 0 : 1
         xml += attribute("tests", "\(FindingKind.allCases.count + errors)")
         xml += attribute("failures", "\(failing.count)")
@@ -57,6 +56,7 @@ public struct JUnitXMLReporter: Sendable {
         xml += attribute("time", junitTime(result.totalSeconds))
         xml += attribute("timestamp", report.timestamp)
         xml += attribute("hostname", report.hostname)
+        if let source = suite.source { xml += attribute("file", source) }
         xml += ">\n"
         xml += "    <properties>\n"
         var properties: [(String, String)] =
