@@ -28,6 +28,10 @@ let package = Package(
         .library(name: "CorruptFuzzSQLite", targets: ["CorruptFuzzSQLite"]),
         .library(name: "CorruptFuzzSQLiteTesting", targets: ["CorruptFuzzSQLiteTesting"]),
         .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
+        .library(name: "CorruptFuzzLibFuzzer", targets: ["CorruptFuzzLibFuzzer"]),
+        // The bundled loaders as libraries, for the libFuzzer harnesses of Fuzz/.
+        .library(name: "HabitLoaders", targets: ["HabitLoaders"]),
+        .library(name: "NotesLoaders", targets: ["NotesLoaders"]),
         .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
         .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
         .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
@@ -126,6 +130,15 @@ let package = Package(
         .target(
             name: "CorruptFuzzTesting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzSchema", "CorruptFuzzGenerators", "CorruptFuzzWorker"],
+            swiftSettings: swiftSettings
+        ),
+
+        // The libFuzzer bridge: a loader, a format and a validator as a libFuzzer target
+        // (harnesses in Fuzz/, built with -sanitize=fuzzer; nothing here needs the runtime).
+        .target(name: "CCorruptFuzzLibFuzzer"),
+        .target(
+            name: "CorruptFuzzLibFuzzer",
+            dependencies: ["CCorruptFuzzLibFuzzer", "CorruptFuzzCore", "CorruptFuzzRunner", "CorruptFuzzReporting", "CorruptFuzzWorker"],
             swiftSettings: swiftSettings
         ),
 
@@ -372,6 +385,11 @@ let package = Package(
         .testTarget(
             name: "CorruptFuzzSQLiteTests",
             dependencies: ["CorruptFuzzSQLite", "CorruptFuzzSQLiteTesting", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CorruptFuzzLibFuzzerTests",
+            dependencies: ["CorruptFuzzLibFuzzer", "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzExamples", "HabitLoaders"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

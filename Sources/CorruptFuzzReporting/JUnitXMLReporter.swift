@@ -4,8 +4,17 @@ import CorruptFuzzRunner
 /// Writes a run as JUnit XML that CI dashboards read: one test suite per target, one test case
 /// per check (crash, hang, oom, silent-acceptance, false-rejection, wrong-reason).
 ///
-/// Valid against Jenkins' strict junit-10.xsd: no `file`/`line` attributes, times with at most
-/// three decimals, every captured byte made safe for XML.
+/// A check fails with one `<failure>` per new finding: its message is the signature, its text
+/// holds the reproducer, the replay command and the seed. Expected findings (a known-findings
+/// file lists them, or the regression store reproduced them) do not fail it: a check with only
+/// expected findings is `<skipped>` with them listed, and a failing check lists them in its
+/// `<system-out>`.
+///
+/// Valid against Jenkins' strict junit-10.xsd, which allows `file` on a test suite but neither
+/// `file` nor `line` on a test case: a suite whose checks come from a schema names it in
+/// `file`, and each failure's text ends with `source: FILE:LINE`, the line that declares the
+/// broken rule, which reporters such as action-junit-report read as the annotation's line.
+/// Times have at most three decimals, every captured byte is made safe for XML.
 public struct JUnitXMLReporter: Sendable {
     /// How many findings of one check are written in full; the rest are listed one line each
     /// in a last failure (every one of them is in summary.json and findings/).
@@ -20,7 +29,7 @@ public struct JUnitXMLReporter: Sendable {
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         let tests = report.suites.reduce(0) { $0 + Self.testcases(of: $1.result).count }
         let failures = report.suites.reduce(0) { count, suite in
-            count + Set(suite.result.findings.map(\.finding.kind)).count
+            count + Set(suite.newFindings.map(\.finding.kind)).count
         }
         let time = report.suites.reduce(0) { $0 + $1.result.totalSeconds }
         let errors = report.suites.filter { $0.result.toolError != nil }.count
@@ -32,9 +41,12 @@ public struct JUnitXMLReporter: Sendable {
 
     private func renderSuite(_ suite: RunReport.Suite, report: RunReport, into xml: inout String) {
         let result = suite.result
-        let failing = Set(result.findings.map(\.finding.kind))
+        let failing = Set(suite.newFindings.map(\.finding.kind))
+        let found = Set(result.findings.map(\.finding.kind))
         let kinds = Self.testcases(of: result)
-        let skippedChecks = kinds.filter { skipReason(for: $0, result: result) != nil && !failing.contains($0) }
+        let skippedChecks = kinds.filter { kind in
+            !failing.contains(kind) && (found.contains(kind) || skipReason(for: kind, result: result) != nil)
+        }
         xml += "  <testsuite"
         xml += attribute("name", result.targetName)
         let errors = result.toolError == nil ? 0 : 1
@@ -45,6 +57,7 @@ public struct JUnitXMLReporter: Sendable {
         xml += attribute("time", junitTime(result.totalSeconds))
         xml += attribute("timestamp", report.timestamp)
         xml += attribute("hostname", report.hostname)
+        if let source = suite.source { xml += attribute("file", source) }
         xml += ">\n"
         xml += "    <properties>\n"
         var properties: [(String, String)] =
@@ -69,19 +82,32 @@ public struct JUnitXMLReporter: Sendable {
         xml += "    </properties>\n"
         let classname = "corrupt-fuzz." + result.targetName
         for kind in kinds {
-            let records = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
+            let all = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
+            let records = all.filter { suite.expectation(for: result.findings[$0].finding.key) == nil }
+            let known = all.filter { suite.expectation(for: result.findings[$0].finding.key) != nil }
             xml +=
                 "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
                 + attribute("time", junitTime(result.totalSeconds)) + ">\n"
-            if records.isEmpty, let reason = skipReason(for: kind, result: result) {
+            if all.isEmpty, let reason = skipReason(for: kind, result: result) {
                 xml += "      <skipped" + attribute("message", reason) + "/>\n"
+            }
+            if !known.isEmpty {
+                // Reporters count a test case with a <skipped> as skipped even when it also
+                // fails, so expected findings beside new ones go to its output instead.
+                let listing = XMLText.escape(known.map { expectedLine(result.findings[$0], suite: suite, index: $0) }.joined(separator: "\n"))
+                if records.isEmpty {
+                    let message = "\(known.count) expected \(kind.rawValue) finding\(known.count == 1 ? "" : "s") (known, not new)"
+                    xml += "      <skipped" + attribute("message", message) + ">" + listing + "</skipped>\n"
+                } else {
+                    xml += "      <system-out>expected findings of this check (known, not new):\n" + listing + "</system-out>\n"
+                }
             }
             for index in records.prefix(maxFullFailuresPerCheck) {
                 let record = result.findings[index]
                 let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
                 xml +=
                     "      <failure" + attribute("type", kind.rawValue)
-                    + attribute("message", failureMessage(record, saved: saved)) + ">"
+                    + attribute("message", record.finding.signature) + ">"
                 xml += XMLText.escape(failureBody(record, saved: saved, seed: result.configuration.seed))
                 xml += "</failure>\n"
             }
@@ -139,10 +165,10 @@ public struct JUnitXMLReporter: Sendable {
         }
     }
 
-    func failureMessage(_ record: FindingRecord, saved: RunReport.SavedReproducer?) -> String {
-        var text = "\(record.finding.signature) (hit \(record.hits) time\(record.hits == 1 ? "" : "s"))"
-        if let path = saved?.minimized { text += "; reproducer: \(path)" }
-        if let replay = saved?.replayCommand { text += "; replay: \(replay)" }
+    /// One expected finding, in a line: signature, hits, why it is expected, reproducer.
+    func expectedLine(_ record: FindingRecord, suite: RunReport.Suite, index: Int) -> String {
+        var text = "\(record.finding.signature) (hit \(record.hits)x): \(suite.expectation(for: record.finding.key) ?? "expected")"
+        if index < suite.reproducers.count, let path = suite.reproducers[index].minimized { text += "; reproducer: \(path)" }
         return text
     }
 
@@ -187,6 +213,9 @@ public struct JUnitXMLReporter: Sendable {
             lines.append("stdout (first 1 KiB):")
             lines.append(XMLText.decode(execution.stdout.prefix(1024)))
         }
+        // Last, so that a reporter looking for the suite's file in the text finds this line
+        // and not a mention in the target's output.
+        if let location = saved?.location { lines.append("source: \(location)") }
         return lines.joined(separator: "\n")
     }
 

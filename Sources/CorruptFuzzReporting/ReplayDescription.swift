@@ -19,6 +19,9 @@ public struct ReplayDescription: Sendable, Hashable, Codable {
     public var limits: ProcessExecutor.Limits
     /// The reproducer files' extension, without the dot.
     public var fileExtension: String
+    /// When set, a finding is replayed by running this executable on the file (a libFuzzer
+    /// fuzzer, for imported artifacts) instead of `corrupt-fuzz replay`.
+    public var directExecutable: String?
 
     public init(
         tool: String, targetCommand: String, selection: [[String]] = [], limits: ProcessExecutor.Limits = .init(), fileExtension: String = ""
@@ -50,6 +53,7 @@ public struct ReplayDescription: Sendable, Hashable, Codable {
     /// The shell command that replays the file at `path`.
     public func command(replaying path: String) -> String {
         if let commandWords { return (commandWords + [path]).map(ShellWords.quote).joined(separator: " ") }
+        if let directExecutable { return ShellWords.quote(directExecutable) + " " + ShellWords.quote(path) }
         var words = [ShellWords.quote(tool), "replay", "--target", ShellWords.quote(targetCommand)]
         for option in selection { words += option.enumerated().map { $0.offset == 0 ? $0.element : ShellWords.quote($0.element) } }
         let defaults = ProcessExecutor.Limits()

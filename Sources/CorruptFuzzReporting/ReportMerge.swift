@@ -11,6 +11,11 @@ public enum ReportMerge {
         for suite in reports.flatMap(\.suites) {
             if let index = merged.firstIndex(where: { $0.result.targetName == suite.result.targetName }) {
                 merged[index].result = combine(merged[index].result, suite.result)
+                merged[index].source = merged[index].source ?? suite.source
+                // A finding one shard's regression store reproduced is expected in the whole.
+                for mark in suite.expected ?? [] where merged[index].expectation(for: mark.key) == nil {
+                    merged[index].expected = (merged[index].expected ?? []) + [mark]
+                }
             } else {
                 var copy = suite
                 copy.reproducers = []

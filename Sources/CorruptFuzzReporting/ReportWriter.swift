@@ -53,6 +53,8 @@ public struct ReportWriter: Sendable {
             let targetFolder = folder.appendingPathComponent("findings").appendingPathComponent(Self.slug(suite.result.targetName))
             var counters: [FindingKind: Int] = [:]
             var saved: [RunReport.SavedReproducer] = []
+            // The schema the checks come from, read once, to point each finding at its rule.
+            let sourceText = suite.source.flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
             for record in suite.result.findings {
                 let kind = record.finding.kind
                 counters[kind, default: 0] += 1
@@ -79,7 +81,12 @@ public struct ReportWriter: Sendable {
                     try write(Data(attachment.bytes), to: url)
                 }
                 let replay = record.finding.replayArguments.map(suite.replay.command(with:)) ?? suite.replay.command(replaying: replayPath)
-                let item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
+                var item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
+                if let source = suite.source, let sourceText,
+                    let line = SourceLocator.line(of: record.finding, file: source, text: sourceText)
+                {
+                    item.location = "\(source):\(line)"
+                }
                 let text = JUnitXMLReporter().failureBody(record, saved: item, seed: suite.result.configuration.seed)
                 try write(Data((text + "\n").utf8), to: dir.appendingPathComponent("finding.txt"))
                 saved.append(item)
@@ -145,10 +152,16 @@ public struct ReportWriter: Sendable {
     }
 
     private func write(_ data: Data, to url: URL) throws(CorruptFuzzError) {
+        try Self.write(data, to: url.path)
+    }
+
+    /// Writes `data` to `path` atomically.
+    /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`).
+    public static func write(_ data: Data, to path: String) throws(CorruptFuzzError) {
         do {
-            try data.write(to: url, options: .atomic)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw CorruptFuzzError(.reportWriteFailed, "cannot write \(url.path): \(Self.describe(error))")
+            throw CorruptFuzzError(.reportWriteFailed, "cannot write \(path): \(describe(error))")
         }
     }
 

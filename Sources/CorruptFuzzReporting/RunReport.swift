@@ -10,6 +10,13 @@ public struct RunReport: Sendable, Codable {
         public var replay: ReplayDescription
         /// Where each finding's files were saved, by index in `result.findings`.
         public var reproducers: [SavedReproducer] = []
+        /// The findings that are expected (listed in a known-findings file, or reproduced by
+        /// an input of the regression store), each with why; the others are new. Nil in
+        /// reports written before known findings existed.
+        public var expected: [ExpectedFinding]?
+        /// The file the campaign's checks come from (the `.ksy` or `.xsd` schema, or the test
+        /// that ran it), as given; JUnit points CI annotations at it.
+        public var source: String?
 
         public init(result: CampaignResult, replay: ReplayDescription) {
             self.result = result
@@ -26,11 +33,14 @@ public struct RunReport: Sendable, Codable {
         public var original: String?
         /// The command that replays the finding.
         public var replayCommand: String
+        /// Where in the suite's ``Suite/source`` the broken rule is declared, `FILE:LINE`.
+        public var location: String?
 
-        public init(minimized: String?, original: String?, replayCommand: String) {
+        public init(minimized: String?, original: String?, replayCommand: String, location: String? = nil) {
             self.minimized = minimized
             self.original = original
             self.replayCommand = replayCommand
+            self.location = location
         }
     }
 
@@ -50,6 +60,8 @@ public struct RunReport: Sendable, Codable {
     }
 
     public var findingCount: Int { suites.reduce(0) { $0 + $1.result.findings.count } }
+    /// Findings that are not expected: what fails a nightly job.
+    public var newFindingCount: Int { suites.reduce(0) { $0 + $1.newFindings.count } }
 }
 
 /// Formats seconds as JUnit wants them: no exponent, at most three decimals.

@@ -25,6 +25,8 @@ public struct SummaryJSON: Codable, Sendable {
         /// A hash of every input run, in order: equal for equal seeds and corpora.
         public var inputSequenceHash: String
         public var counts: [String: Int]
+        /// Findings that are not expected (see ``Entry/expected``).
+        public var newFindings: Int
         public var findings: [Entry]
     }
 
@@ -41,6 +43,11 @@ public struct SummaryJSON: Codable, Sendable {
         public var input: String
         public var originalBytes: Int?
         public var minimizedBytes: Int?
+        /// Why the finding is expected (a known-findings file lists it, or the regression
+        /// store reproduced it); nil for a new finding.
+        public var expected: String?
+        /// The line of the schema that declares the broken rule, `FILE:LINE`.
+        public var location: String?
     }
 
     public var tool = "corrupt-fuzz"
@@ -51,6 +58,8 @@ public struct SummaryJSON: Codable, Sendable {
     public var executionsPerSecond: Double
     public var durationSeconds: Double
     public var counts: [String: Int]
+    /// Findings that are not expected: what a nightly job fails on.
+    public var newFindings: Int
     public var targets: [Target]
 
     /// Builds the summary of `report`.
@@ -67,6 +76,7 @@ public struct SummaryJSON: Codable, Sendable {
                 stopReason: r.stopReason, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
                 stability: r.stability,
                 inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
+                newFindings: suite.newFindings.count,
                 findings: r.findings.enumerated().map { index, record in
                     let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
                     return Entry(
@@ -75,7 +85,8 @@ public struct SummaryJSON: Codable, Sendable {
                         firstSeconds: Self.round(record.firstSeconds), reproducer: saved?.minimized,
                         original: saved?.original, replay: saved?.replayCommand ?? "",
                         input: record.finding.input.origin, originalBytes: record.finding.input.bytes?.count,
-                        minimizedBytes: record.minimized?.count)
+                        minimizedBytes: record.minimized?.count, expected: suite.expectation(for: record.finding.key),
+                        location: saved?.location)
                 })
         }
         executions = targets.reduce(0) { $0 + $1.executions }
@@ -83,6 +94,7 @@ public struct SummaryJSON: Codable, Sendable {
         executionsPerSecond = Self.round(fuzzSeconds > 0 ? Double(executions) / fuzzSeconds : 0)
         durationSeconds = Self.round(targets.reduce(0) { $0 + $1.durationSeconds })
         counts = Self.counts(report.suites.flatMap { $0.result.findings.map(\.finding.kind) })
+        newFindings = report.newFindingCount
     }
 
     /// The summary as pretty-printed JSON with sorted keys.

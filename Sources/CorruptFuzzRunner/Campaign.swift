@@ -156,6 +156,10 @@ public final class Campaign: @unchecked Sendable {
 
     deinit { trapsHost?.stop() }
 
+    /// The inputs that showed new behaviour, kept to be mutated further (at most 512): after
+    /// ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next run.
+    public var interestingInputs: [TestInput] { schedule.addedInputs }
+
     private struct Judged: Sendable {
         var execution: Execution
         var verdict: Verdict?

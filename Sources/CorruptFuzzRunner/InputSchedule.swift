@@ -153,6 +153,10 @@ public struct InputSchedule: Sendable {
         poolBytes += bytes.count
     }
 
+    /// The inputs added to the pool because they showed new behaviour (the seeds left out):
+    /// what a corpus kept between runs should grow by.
+    public var addedInputs: [TestInput] { Array(pool.dropFirst(seeds.count)) }
+
     /// The next input to run.
     public mutating func next() -> TestInput {
         if frontIndex < front.count {

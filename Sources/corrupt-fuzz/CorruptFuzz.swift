@@ -14,7 +14,7 @@ struct CorruptFuzz: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             RunCommand.self, ReplayCommand.self, SkewCommand.self, RoundTripCommand.self, CrashPointsCommand.self, GenerateCommand.self, ValidateCommand.self,
-            MergeCommand.self,
+            MergeCommand.self, ImportCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

@@ -13,9 +13,10 @@ struct MergeCommand: ParsableCommand {
         discussion: """
             Report folders (each holds report.json) become one report folder under --reports: one
             junit.xml and summary.json, findings with the same kind and signature merged and
-            their hits added up, reproducers saved again. Corpus folders (with --corpus-output)
-            become one folder holding each distinct file once. Exit status: 0 no findings, 1
-            findings, 2 an unusable folder.
+            their hits added up, reproducers saved again; a finding one report marked as
+            expected stays expected, and --known-findings marks more. Corpus folders (with
+            --corpus-output) become one folder holding each distinct file once. Exit status: 0 no
+            new findings, 1 new findings, 2 an unusable folder.
             """)
 
     @Argument(help: ArgumentHelp("Report folders, or corpus folders with --corpus-output.", valueName: "dir"))
@@ -27,8 +28,24 @@ struct MergeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Merge corpus folders into this folder instead.", valueName: "dir"))
     var corpusOutput: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A known-findings file: findings it lists are reported as expected and do not make the exit status 1.", valueName: "file"))
+    var knownFindings: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write the new findings as known-findings lines to this file (what to add to the known-findings file to accept them).",
+            valueName: "file"))
+    var newFindingsFile: String?
+
     func validate() throws {
         if folders.isEmpty { throw ValidationError("give at least one folder to merge") }
+        if corpusOutput != nil, knownFindings != nil || newFindingsFile != nil {
+            throw ValidationError("--known-findings and --new-findings-file apply to reports, not to --corpus-output")
+        }
     }
 
     func run() throws {
@@ -44,8 +61,10 @@ struct MergeCommand: ParsableCommand {
         let merged: RunReport
         let writer: ReportWriter
         do throws(CorruptFuzzError) {
+            let known = try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) }
             let inputs = try folders.map { folder throws(CorruptFuzzError) in try ReportWriter.readReport(in: folder) }
             var suites = ReportMerge.suites(of: inputs)
+            for index in suites.indices { suites[index].markExpected(by: known) }
             writer = try ReportWriter(
                 root: reports, runID: "merged-" + ReportWriter.makeRunID(seed: inputs.first?.suites.first?.result.configuration.seed ?? 0))
             try writer.saveReproducers(&suites)
@@ -53,14 +72,21 @@ struct MergeCommand: ParsableCommand {
                 runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: RunCommand.isoTimestamp(),
                 hostname: ProcessInfo.processInfo.hostName)
             try writer.writeReport(merged)
+            if let newFindingsFile {
+                try ReportWriter.write(Data(KnownFindings.listing(newFindingsOf: merged).utf8), to: newFindingsFile)
+            }
         } catch {
             throw configurationError(error)
         }
         for suite in merged.suites {
             let r = suite.result
-            print("\(r.targetName): \(r.executions) executions, \(r.findings.count) finding\(r.findings.count == 1 ? "" : "s")")
+            let expected = r.findings.count - suite.newFindings.count
+            print(
+                "\(r.targetName): \(r.executions) executions, \(r.findings.count) finding\(r.findings.count == 1 ? "" : "s")"
+                    + (expected > 0 ? " (\(expected) expected)" : ""))
+            for record in suite.newFindings { print("  new: \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)") }
         }
         print("\nReport: \(writer.folder.appendingPathComponent("junit.xml").path) (summary.json and findings/ beside it)")
-        throw merged.findingCount > 0 ? ExitCode(1) : ExitCode.success
+        throw merged.newFindingCount > 0 ? ExitCode(1) : ExitCode.success
     }
 }

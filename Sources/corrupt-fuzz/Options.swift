@@ -98,6 +98,8 @@ struct ResolvedFormat {
     /// The options that select this format again, for replay commands.
     var replayArguments: [[String]]
     var warnings: [String] = []
+    /// The schema file the format was read from (as given), where checks come from.
+    var source: String?
 
     static func builtin(_ builtin: BuiltinFormat) -> ResolvedFormat {
         ResolvedFormat(format: builtin.format, replayArguments: [["--format", builtin.name]])
@@ -111,7 +113,7 @@ struct ResolvedFormat {
         } catch {
             throw CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)")
         }
-        return ResolvedFormat(format: format, replayArguments: [["--schema", URL(fileURLWithPath: path).standardizedFileURL.path]])
+        return ResolvedFormat(format: format, replayArguments: [["--schema", URL(fileURLWithPath: path).standardizedFileURL.path]], source: path)
     }
 
     /// An XML Schema: libxml2 validates against it, and documents are generated from it when
@@ -123,13 +125,13 @@ struct ResolvedFormat {
         let replay = [["--format", "xml"], ["--xsd", URL(fileURLWithPath: path).standardizedFileURL.path]]
         do {
             let format = try XMLFormat(xsd: [UInt8](data), name: path)
-            return ResolvedFormat(format: format, replayArguments: replay)
+            return ResolvedFormat(format: format, replayArguments: replay, source: path)
         } catch let generatorProblem {
             do {
                 let schema = try XMLSchemaValidator(xsd: [UInt8](data), name: path)
                 return ResolvedFormat(
                     format: XMLFormat(schema: schema), replayArguments: replay,
-                    warnings: ["no documents are generated from \(path): \(generatorProblem)"])
+                    warnings: ["no documents are generated from \(path): \(generatorProblem)"], source: path)
             } catch {
                 throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(path): \(error)")
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CorruptFuzzCore
+import CorruptFuzzReporting
 import CorruptFuzzRunner
 import Foundation
 
@@ -8,9 +9,24 @@ struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Run reproducer files against a target once; exit 1 if any is a finding.",
-        discussion: "A path that does not exist is replayed as a missing file, which must be rejected as not-found.")
+        discussion: """
+            A path that does not exist is replayed as a missing file, which must be rejected as not-found. \
+            With --known-findings, findings the file lists are expected: the exit status is 1 only for others \
+            (a regression store replayed on every pull request).
+            """)
 
     @OptionGroup var targetOptions: TargetOptions
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A known-findings file: findings it lists are shown as expected and do not make the exit status 1.", valueName: "file"))
+    var knownFindings: String?
+
+    @Option(
+        name: .long, help: ArgumentHelp("The target's name, for [TARGET] sections of the known-findings file (default: the command's name).", valueName: "name")
+    )
+    var name: String?
 
     @Argument(help: ArgumentHelp("Reproducer files.", valueName: "file"))
     var files: [String]
@@ -24,6 +40,7 @@ struct ReplayCommand: ParsableCommand {
         var anyFinding = false
         do {
             let command = try TargetCommand(targetOptions.target!)
+            let known = try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) }
             let limits = targetOptions.limits
             let format = try targetOptions.resolvedFormat()
             let fileExtension = format.map(\.format.fileExtension).flatMap { $0.isEmpty ? nil : $0 } ?? (files[0] as NSString).pathExtension
@@ -44,13 +61,17 @@ struct ReplayCommand: ParsableCommand {
                     lines.append("  validator: \(verdict)")
                 }
                 if let finding = oracle.judge(input, execution: execution, verdict: verdict) {
-                    anyFinding = true
-                    lines.append("  finding: \(finding.kind.rawValue): \(finding.signature)")
+                    if let entry = known?.entry(for: finding.key, target: name ?? command.name) {
+                        lines.append("  expected finding: \(finding.kind.rawValue): \(finding.signature) (listed in \(entry.location))")
+                    } else {
+                        anyFinding = true
+                        lines.append("  finding: \(finding.kind.rawValue): \(finding.signature)")
+                    }
                 } else {
                     lines.append("  no finding")
                 }
                 let stderr = String(decoding: execution.stderr.prefix(1200), as: UTF8.self)
-                if anyFinding, !stderr.isEmpty {
+                if lines.count > 1, lines[lines.count - 1].hasPrefix("  finding"), !stderr.isEmpty {
                     lines.append("  stderr:")
                     lines += stderr.split(separator: "\n").prefix(15).map { "    \($0)" }
                 }

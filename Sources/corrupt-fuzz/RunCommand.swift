@@ -50,6 +50,8 @@ struct RunCommand: ParsableCommand {
             valueName: "I/N"))
     var shard: Shard?
 
+    @OptionGroup var nightly: NightlyOptions
+
     @Flag(
         name: .long,
         help: ArgumentHelp(
@@ -84,10 +86,14 @@ struct RunCommand: ParsableCommand {
         configuration.shard = shard
         let plans: [CampaignPlan]
         var checks: [DocumentCheckPlan] = []
+        let known: KnownFindings?
         do {
+            known = try nightly.readKnownFindings()
             if let target = targetOptions.target {
                 plans = [
-                    try CampaignPlan.make(target: target, worker: worker, corpus: corpus, options: targetOptions, configuration: configuration)
+                    try CampaignPlan.make(
+                        target: target, worker: worker, corpus: corpus, options: targetOptions, configuration: configuration,
+                        regressions: nightly.regressions.map(RegressionFolder.init(root:)))
                 ]
             } else {
                 plans = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil)
@@ -102,17 +108,18 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw configurationError(error)
         }
-        let findings = try execute(plans, checks: checks, writer: writer)
+        let findings = try execute(plans, checks: checks, writer: writer, known: known)
         throw findings > 0 ? ExitCode(1) : ExitCode.success
     }
 
-    /// Runs the campaigns, writes the report, prints the summary; returns the finding count.
+    /// Runs the campaigns, writes the report, prints the summary; returns the count of new
+    /// findings (those `known` does not list and the regression store did not reproduce).
     ///
     /// The report is written after each campaign's fuzzing phase (findings not minimized yet)
     /// and again after each campaign, so a failure in a later phase or campaign loses nothing
     /// already found. A failure of the tool itself is written into the report and ends in
     /// exit status 2.
-    private func execute(_ plans: [CampaignPlan], checks: [DocumentCheckPlan], writer: ReportWriter) throws -> Int {
+    private func execute(_ plans: [CampaignPlan], checks: [DocumentCheckPlan], writer: ReportWriter, known: KnownFindings?) throws -> Int {
         cf_install_interrupt_handler()
         // Descendants of a target that escape its process group (even into a new session)
         // are re-parented to us and killed, instead of outliving the campaign.
@@ -129,7 +136,7 @@ struct RunCommand: ParsableCommand {
                     progress: display.update, shouldStop: { cf_interrupted() != 0 },
                     fuzzed: { partial in
                         guard !partial.findings.isEmpty else { return }
-                        var provisional = earlier + [RunReport.Suite(result: partial, replay: plan.replay)]
+                        var provisional = earlier + [plan.suite(of: partial, known: known)]
                         try? Self.write(&provisional, writer: writer)
                     })
                 display.finish(result)
@@ -137,13 +144,20 @@ struct RunCommand: ParsableCommand {
                     display.note("error: \(plan.campaign.targetName): \(error) (the findings made before it are in the report)")
                     toolErrors.append(error)
                 }
-                suites.append(RunReport.Suite(result: result, replay: plan.replay))
+                suites.append(plan.suite(of: result, known: known))
                 try? Self.write(&suites, writer: writer)
             } catch {
                 display.clear()
                 // Keep what earlier campaigns found, then report the error.
                 if !suites.isEmpty { try? Self.write(&suites, writer: writer) }
                 throw configurationError(error)
+            }
+            if let output = nightly.corpusOutput {
+                do throws(CorruptFuzzError) {
+                    try plan.saveInterestingInputs(to: output)
+                } catch {
+                    throw configurationError(error)
+                }
             }
         }
         for check in checks where cf_interrupted() == 0 {
@@ -162,7 +176,7 @@ struct RunCommand: ParsableCommand {
         } catch let error as CorruptFuzzError {
             throw configurationError(error)
         }
-        let report = suites.reduce(0) { $0 + $1.result.findings.count }
+        let report = suites.reduce(0) { $0 + $1.newFindings.count }
         Self.printSummary(suites, writer: writer)
         if let first = toolErrors.first {
             throw configurationError(CorruptFuzzError(.unusableTarget, first))
@@ -190,6 +204,7 @@ struct RunCommand: ParsableCommand {
                 shown[record.finding.kind, default: 0] += 1
                 guard shown[record.finding.kind]! <= Self.findingsShownPerKind else { continue }
                 out += "  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)\n"
+                if let because = suite.expectation(for: record.finding.key) { out += "    expected: \(because)\n" }
                 if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
                     out += "    reproducer: \(path)\n"
                 }
@@ -202,6 +217,11 @@ struct RunCommand: ParsableCommand {
                 out +=
                     "  note: the validator could not decide \(undecided) input\(undecided == 1 ? "" : "s") (most often: \(top.key)); only crashes, hangs and memory were checked on them\n"
             }
+        }
+        let expected = suites.reduce(0) { $0 + $1.result.findings.count - $1.newFindings.count }
+        if expected > 0 {
+            let new = suites.reduce(0) { $0 + $1.newFindings.count }
+            out += "\n\(new) new finding\(new == 1 ? "" : "s"), \(expected) expected (known findings and the regression store)\n"
         }
         out += "\nReport: \(writer.folder.path)/junit.xml (summary.json and findings/ beside it)\n"
         FileHandle.standardOutput.write(Data(out.utf8))
@@ -225,21 +245,47 @@ struct CampaignPlan {
     /// How the report tells the user to replay a finding.
     var replay: ReplayDescription
     var warnings: [String]
+    /// The schema file the checks come from, if any, for the report's source locations.
+    var source: String?
+    /// The input files' extension.
+    var fileExtension = ""
+
+    /// The report's suite for the campaign's result, expected findings marked.
+    func suite(of result: CampaignResult, known: KnownFindings?) -> RunReport.Suite {
+        var suite = RunReport.Suite(result: result, replay: replay)
+        suite.source = source
+        suite.markExpected(by: known)
+        return suite
+    }
+
+    /// Writes the inputs that showed new behaviour into `folder/<target>/`, each under a name
+    /// from its content, for the next run's corpus (`--corpus-output`). Only those the
+    /// validator calls valid: they become seeds, and a format's catalogue assumes valid seeds
+    /// (a future version made of a corrupt file must be called corrupt first, not
+    /// unsupported-version).
+    func saveInterestingInputs(to folder: String) throws(CorruptFuzzError) {
+        let store = RegressionFolder(root: folder)
+        for input in campaign.interestingInputs {
+            guard let bytes = input.bytes, campaign.validator?.validate(bytes).isValid ?? true else { continue }
+            try store.save(bytes, prefix: "input", fileExtension: fileExtension, for: campaign.targetName)
+        }
+    }
 
     /// Maps the command line into a ``CampaignSpec`` and assembles it.
     static func make(
-        target: String, worker: Bool = false, corpus: String?, options: TargetOptions, configuration: FuzzConfiguration, name: String? = nil
+        target: String, worker: Bool = false, corpus: String?, options: TargetOptions, configuration: FuzzConfiguration, name: String? = nil,
+        regressions: RegressionFolder? = nil
     ) throws -> CampaignPlan {
         try make(
             target: target, worker: worker, corpus: corpus, format: try options.resolvedFormat(), appValidator: options.validator,
-            configuration: configuration, name: name)
+            configuration: configuration, name: name, regressions: regressions)
     }
 
     /// A campaign of `target` on `corpus` (or seeds the format generates), labelled by the app's
     /// validator command when given, else by the format's.
     static func make(
         target: String, worker: Bool = false, corpus: String?, format: ResolvedFormat?, appValidator: String?,
-        configuration: FuzzConfiguration, name: String? = nil
+        configuration: FuzzConfiguration, name: String? = nil, regressions: RegressionFolder? = nil
     ) throws -> CampaignPlan {
         let command = try TargetCommand(target)
         let validator = try appValidator.map { line in
@@ -249,7 +295,8 @@ struct CampaignPlan {
         }
         let spec = CampaignSpec(
             target: worker ? .worker(command) : .command(command), name: name, format: format?.format, validator: validator,
-            seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount), configuration: configuration)
+            seeds: corpus.map { .corpus($0) } ?? .generated(count: CampaignSpec.generatedSeedCount), configuration: configuration,
+            regressions: try regressions?.inputs(for: name ?? command.name) ?? [])
         let assembled = try spec.assemble()
         var selection = appValidator.map { [["--validator", $0]] } ?? []
         selection += format?.replayArguments ?? []
@@ -258,6 +305,6 @@ struct CampaignPlan {
             fileExtension: assembled.fileExtension)
         return CampaignPlan(
             campaign: assembled.campaign, replay: replay,
-            warnings: (format?.warnings ?? []) + assembled.warnings)
+            warnings: (format?.warnings ?? []) + assembled.warnings, source: format?.source, fileExtension: assembled.fileExtension)
     }
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The nightly merge: the shards' reports into one (nightly-merged/latest: junit.xml,
+# summary.json, findings/ with every reproducer), their corpora into nightly-corpus/ for the
+# next night's cache, and the verdict in nightly-merged/status: 0 no new findings, 1 new
+# findings (listed in nightly-merged/new-findings.txt, in the known-findings file's syntax).
+#   bash .github/nightly/merge.sh SHARDS-DIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source .github/nightly/targets.sh
+shards="$1"
+bin="$(swift build -c release --show-bin-path)"
+mkdir -p nightly-merged nightly-corpus
+reports=()
+# Each shard wrote one run folder per target; `latest` (a link to it, which artifact uploads
+# may turn into a copy) is left out, so no run counts twice.
+for file in "$shards"/*/reports/*/*/report.json; do
+    folder="$(dirname "$file")"
+    [ "$(basename "$folder")" = latest ] || reports+=("$folder")
+done
+if [ ${#reports[@]} -eq 0 ]; then
+    echo "::error::no shard wrote a report"
+    echo 2 >nightly-merged/status
+    exit 0
+fi
+status=0
+"$bin/corrupt-fuzz" merge "${reports[@]}" --reports nightly-merged \
+    --known-findings .github/nightly/known-findings.txt --new-findings-file nightly-merged/new-findings.txt || status=$?
+echo "$status" >nightly-merged/status
+xmllint --noout nightly-merged/latest/junit.xml
+while IFS='|' read -r name _ _ _; do
+    grown=()
+    for folder in "$shards"/*/corpus/"$name"; do [ -d "$folder" ] && grown+=("$folder"); done
+    [ ${#grown[@]} -gt 0 ] && "$bin/corrupt-fuzz" merge --corpus-output "nightly-corpus/$name" "${grown[@]}"
+done < <(nightly_targets)
+if [ "$status" -eq 1 ]; then
+    echo "New findings (add these lines to .github/nightly/known-findings.txt to accept them, or fix them):"
+    cat nightly-merged/new-findings.txt
+fi
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    {
+        echo "### Nightly fuzz"
+        echo '```'
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(f"{t[\"name\"]}: {t[\"executions\"]} executions, {len(t[\"findings\"])} findings, {t[\"newFindings\"]} new") for t in d["targets"]]' nightly-merged/latest/summary.json 2>/dev/null || true
+        echo '```'
+    } >>"$GITHUB_STEP_SUMMARY"
+fi

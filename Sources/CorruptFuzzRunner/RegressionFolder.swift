@@ -1,0 +1,65 @@
+import CorruptFuzzCore
+import Foundation
+
+/// A regression store on disk: one folder per target under a root, holding inputs that once
+/// showed a finding (`Corpus/regressions/habit-loader-naive/crash-1f2e.habits`). A campaign
+/// runs them first; CorruptFuzzTesting keeps its checks' inputs in the same layout.
+public struct RegressionFolder: Sendable {
+    /// The root, e.g. `Corpus/regressions`.
+    public var root: String
+
+    public init(root: String) { self.root = root }
+
+    /// The folder of one target: its name with anything but letters, digits, dots and dashes
+    /// made a dash.
+    public func folder(for target: String) -> String {
+        let slug = String(target.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "-" })
+        return (root as NSString).appendingPathComponent(slug)
+    }
+
+    /// The stored inputs of `target`, in name order, each with the single mutation
+    /// `regression` and its path as seed name; none when the folder does not exist.
+    /// - Throws: ``CorruptFuzzError`` (`unusableCorpus`) when a file cannot be read.
+    public func inputs(for target: String) throws(CorruptFuzzError) -> [TestInput] {
+        let folder = folder(for: target)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        var inputs: [TestInput] = []
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let path = (folder as NSString).appendingPathComponent(name)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CorruptFuzzError(.unusableCorpus, "cannot read \(path) in the regression store")
+            }
+            inputs.append(TestInput(bytes: [UInt8](data), mutations: ["regression"], seedName: path))
+        }
+        return inputs
+    }
+
+    /// Saves `bytes` for `target` under a name made of the kind and a hash of the content, as
+    /// CorruptFuzzTesting names them; returns the path (an existing file is kept).
+    /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`) when the file cannot be written.
+    @discardableResult
+    public func save(_ bytes: [UInt8], kind: FindingKind, fileExtension: String, for target: String) throws(CorruptFuzzError) -> String {
+        try save(bytes, prefix: kind.rawValue, fileExtension: fileExtension, for: target)
+    }
+
+    /// Saves `bytes` for `target` as `PREFIX-HASH.EXT`; returns the path (an existing file is
+    /// kept).
+    /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`) when the file cannot be written.
+    @discardableResult
+    public func save(_ bytes: [UInt8], prefix: String, fileExtension: String, for target: String) throws(CorruptFuzzError) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let name = "\(prefix)-\(String(hash, radix: 16))" + (fileExtension.isEmpty ? "" : ".\(fileExtension)")
+        let folder = folder(for: target)
+        let path = (folder as NSString).appendingPathComponent(name)
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: path) { try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic) }
+        } catch {
+            throw CorruptFuzzError(.reportWriteFailed, "cannot write \(path) in the regression store: \(error.localizedDescription)")
+        }
+        return path
+    }
+}
