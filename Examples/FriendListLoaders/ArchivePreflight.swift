@@ -141,6 +141,24 @@ extension ArchivePreflight {
         return rest.dropFirst(2)
     }
 
+    /// Whether `c` may be part of an XML name (ASCII letters, digits, `.-_:`, and anything
+    /// beyond ASCII, as XML 1.0's fifth edition allows).
+    static func isNameCharacter(_ c: Character) -> Bool {
+        c.isLetter || c.isNumber || ".-_:".contains(c) || !c.isASCII
+    }
+
+    /// A processing instruction between `<?` and `?>`: a target that is an XML name other than
+    /// `xml`, then nothing or white space and text (Foundation reads `<?"1. "1.0?>`).
+    static func processingInstruction(_ body: Substring) throws(Problem) {
+        let target = body.prefix(while: isNameCharacter)
+        guard let first = target.first, first.isLetter || first == "_" || first == ":" || !first.isASCII else {
+            throw Problem("xml: a processing instruction without a target name")
+        }
+        guard target.lowercased() != "xml" else { throw Problem("xml: an XML declaration that is not the first thing in the file") }
+        let rest = body.dropFirst(target.count)
+        guard rest.isEmpty || rest.first.map(\.isWhitespace) == true else { throw Problem("xml: the processing instruction \(target) is malformed") }
+    }
+
     /// The rest of a DOCTYPE after `<!DOCTYPE`: white space, a name, optionally `SYSTEM "id"` or
     /// `PUBLIC "id" "id"`, optionally an internal subset in brackets, then `>`. Returns what
     /// follows it.
@@ -156,6 +174,7 @@ extension ArchivePreflight {
         var rest = text.drop { $0.isWhitespace }
         let name = rest.prefix { !$0.isWhitespace && $0 != ">" && $0 != "[" }
         guard !name.isEmpty else { throw Problem("xml: the DOCTYPE names no root element") }
+        guard name == "plist" else { throw Problem("xml: the DOCTYPE names \(name.prefix(20)), not plist") }
         rest = rest.dropFirst(name.count).drop { $0.isWhitespace }
         if rest.hasPrefix("SYSTEM") {
             rest = rest.dropFirst(6)
@@ -243,14 +262,19 @@ extension ArchivePreflight {
         if head.hasPrefix("<?xml"), let next = head.dropFirst(5).utf8.first, isSpace(next) || next == UInt8(ascii: "?") {
             head = try xmlDeclaration(head.dropFirst(5))
         }
+        var sawDoctype = false
         while let first = head.utf8.first {
             if isSpace(first) {
                 head = head.dropFirst()
             } else if head.hasPrefix("<?"), let close = head.range(of: "?>") {
+                try processingInstruction(head[head.index(head.startIndex, offsetBy: 2)..<close.lowerBound])
                 head = head[close.upperBound...]
             } else if head.hasPrefix("<!--"), let close = head.range(of: "-->") {
                 head = head[close.upperBound...]
             } else if head.hasPrefix("<!DOCTYPE") {
+                // XML allows one DOCTYPE; Foundation reads a second, malformed one before it.
+                guard !sawDoctype else { throw Problem("xml: a second DOCTYPE") }
+                sawDoctype = true
                 head = try doctype(head.dropFirst(9))
             } else {
                 break
@@ -266,6 +290,7 @@ extension ArchivePreflight {
             } else if tail.hasPrefix("<!--"), let close = tail.range(of: "-->") {
                 tail = tail[close.upperBound...]
             } else if tail.hasPrefix("<?"), let close = tail.range(of: "?>") {
+                try processingInstruction(tail[tail.index(tail.startIndex, offsetBy: 2)..<close.lowerBound])
                 tail = tail[close.upperBound...]
             } else {
                 throw Problem("xml: content after </plist>")
