@@ -266,8 +266,9 @@ extension ArchivePreflight {
         while let first = head.utf8.first {
             if isSpace(first) {
                 head = head.dropFirst()
-            } else if head.hasPrefix("<?"), let close = head.range(of: "?>") {
-                try processingInstruction(head[head.index(head.startIndex, offsetBy: 2)..<close.lowerBound])
+            } else if head.hasPrefix("<?"), let close = head.dropFirst(2).range(of: "?>") {
+                // (Searched after `<?`: in `<?>` the `?` is the opening's.)
+                try processingInstruction(head.dropFirst(2)[..<close.lowerBound])
                 head = head[close.upperBound...]
             } else if head.hasPrefix("<!--"), let close = head.range(of: "-->") {
                 head = head[close.upperBound...]
@@ -289,8 +290,8 @@ extension ArchivePreflight {
                 tail = tail.dropFirst()
             } else if tail.hasPrefix("<!--"), let close = tail.range(of: "-->") {
                 tail = tail[close.upperBound...]
-            } else if tail.hasPrefix("<?"), let close = tail.range(of: "?>") {
-                try processingInstruction(tail[tail.index(tail.startIndex, offsetBy: 2)..<close.lowerBound])
+            } else if tail.hasPrefix("<?"), let close = tail.dropFirst(2).range(of: "?>") {
+                try processingInstruction(tail.dropFirst(2)[..<close.lowerBound])
                 tail = tail[close.upperBound...]
             } else {
                 throw Problem("xml: content after </plist>")

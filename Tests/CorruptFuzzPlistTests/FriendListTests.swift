@@ -307,4 +307,19 @@ struct HardenedFriendListPrecheckTests {
         // In this process: were the preflight to let it through, Foundation would crash the test.
         #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
     }
+
+    @Test("XML prologs the nightly job and the demo found: a second, malformed DOCTYPE, a processing instruction without a target, `<?>`")
+    func prologs() throws {
+        let store = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Corpus/regressions/friend-list-hardened")
+        var inputs: [[UInt8]] = try ["silent-acceptance-two-doctypes", "silent-acceptance-processing-instruction"].map { name in
+            [UInt8](try #require(FileManager.default.contents(atPath: store.appendingPathComponent("\(name).friends").path)))
+        }
+        // The preflight once cut `<?>` as a processing instruction ending at its own `?`: a trap.
+        inputs += [Array("<?>".utf8), Array("<?><plist>".utf8), Array(" <?>?>".utf8)]
+        for bytes in inputs {
+            #expect(FriendListFormat.validate(bytes)?.reason == .corrupt)
+            #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
+        }
+    }
 }
