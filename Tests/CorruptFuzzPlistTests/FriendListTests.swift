@@ -317,6 +317,14 @@ struct HardenedFriendListPrecheckTests {
         }
         // The preflight once cut `<?>` as a processing instruction ending at its own `?`: a trap.
         inputs += [Array("<?>".utf8), Array("<?><plist>".utf8), Array(" <?>?>".utf8)]
+        // A target glued to what follows (`<?oding="UTF-8"?>`) is malformed for both.
+        let xml = [UInt8](
+            try #require(
+                FileManager.default.contents(
+                    atPath: store.deletingLastPathComponent().deletingLastPathComponent()
+                        .appendingPathComponent("friend-lists/friend-list-xml.friends").path)))
+        let declaration = try #require(String(decoding: xml, as: UTF8.self).range(of: "?>"))
+        inputs.append(Array("<?oding=\"UTF-8\"?>".utf8) + Array(String(decoding: xml, as: UTF8.self)[declaration.upperBound...].utf8))
         for bytes in inputs {
             #expect(FriendListFormat.validate(bytes)?.reason == .corrupt)
             #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
