@@ -274,7 +274,8 @@ struct XMLPlistParser {
         guard target.lowercased() != "xml" else { throw error("an XML declaration is only allowed at the very start of the file", at: start) }
         // PI ::= '<?' PITarget (S (Char* - '?>'))? '?>': after the target, white space or the end.
         let next = i < b.count ? b[i] : 0
-        guard next == UInt8(ascii: "?") || next == 0x20 || next == 0x09 || next == 0x0A || next == 0x0D else {
+        let closes = next == UInt8(ascii: "?") && i + 1 < b.count && b[i + 1] == UInt8(ascii: ">")
+        guard closes || next == 0x20 || next == 0x09 || next == 0x0A || next == 0x0D else {
             throw error("processing instruction \(target): no white space after its target", at: start)
         }
         while i + 1 < b.count {

@@ -324,7 +324,9 @@ struct HardenedFriendListPrecheckTests {
                     atPath: store.deletingLastPathComponent().deletingLastPathComponent()
                         .appendingPathComponent("friend-lists/friend-list-xml.friends").path)))
         let declaration = try #require(String(decoding: xml, as: UTF8.self).range(of: "?>"))
-        inputs.append(Array("<?oding=\"UTF-8\"?>".utf8) + Array(String(decoding: xml, as: UTF8.self)[declaration.upperBound...].utf8))
+        for prolog in [#"<?oding="UTF-8"?>"#, #"<?merd?mcoding="UTF-8"?>"#] {
+            inputs.append(Array(prolog.utf8) + Array(String(decoding: xml, as: UTF8.self)[declaration.upperBound...].utf8))
+        }
         for bytes in inputs {
             #expect(FriendListFormat.validate(bytes)?.reason == .corrupt)
             #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
