@@ -479,7 +479,7 @@ public struct CrashPointCheck: Sendable {
     static func locksHeld(before point: Int, in operations: [FileOperation]) -> [String] {
         var held: [String: Bool] = [:]
         for operation in operations where operation.index <= point {
-            if operation.kind == .lock, operation.index < point || operation.index == point { held[operation.path] = true }
+            if operation.kind == .lock { held[operation.path] = true }
             if operation.kind == .unlock || operation.kind == .unlockOnClose { held[operation.path] = false }
         }
         return held.filter(\.value).map(\.key).sorted()

@@ -312,7 +312,7 @@ public struct VersionSkewCheck: Sendable {
                 if let finding = Oracle().judge(input, execution: loaded, verdict: .valid) {
                     var finding = finding
                     if finding.kind == .falseRejection {
-                        finding.signature = "rejects a file of the older version as " + Self.reasonWord(loaded.outcome)
+                        finding.signature = "rejects a file of the older version as " + RoundTripCheck.rejection(loaded.outcome)
                         finding.detail = "the newer version cannot read a file of the older one (the migration fails): \(loaded.outcome.summary)"
                     }
                     collector.add(finding, execution: executions)
@@ -373,6 +373,4 @@ public struct VersionSkewCheck: Sendable {
             executions: executions, givesReasons: givesReasons)
         return (result, unreadable)
     }
-
-    static func reasonWord(_ outcome: Outcome) -> String { RoundTripCheck.rejection(outcome) }
 }
