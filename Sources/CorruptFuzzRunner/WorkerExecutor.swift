@@ -127,6 +127,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         guard var worker = workers[slot] else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now
+        var reaped: (status: Int32, usage: rusage)?
         _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
         switch Self.nextLine(&worker, before: started + .milliseconds(limits.timeoutMilliseconds)) {
         case .line(let bytes):
@@ -137,8 +138,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             if case .accepted(let text) = outcome { digest = Array(text.utf8) }
             return Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started))
         case .timedOut:
-            stop(slot)
-            return Execution(outcome: .hung(milliseconds: limits.timeoutMilliseconds), microseconds: micros(since: started))
+            // A worker printing a crash report at the deadline (symbolicating a deep stack
+            // overflow takes a second) is crashing, not hanging: as cf_run does, it gets 5 more
+            // seconds to die of its signal.
+            guard Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)), let ended = Self.reapWithin(worker.pid, seconds: 5) else {
+                stop(slot)
+                return Execution(outcome: .hung(milliseconds: limits.timeoutMilliseconds), microseconds: micros(since: started))
+            }
+            reaped = ended
         case .ended:
             break
         }
@@ -146,7 +153,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var status: Int32 = 0
         var usage = rusage()
         kill(-worker.pid, SIGKILL)
-        while wait4(worker.pid, &status, 0, &usage) < 0, errno == EINTR {}
+        if let reaped {
+            (status, usage) = reaped
+        } else {
+            while wait4(worker.pid, &status, 0, &usage) < 0, errno == EINTR {}
+        }
         cf_forget_child(worker.pid)
         let stderr = Self.readLog(worker.log, from: logStart)
         close(worker.results)
@@ -167,6 +178,27 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         result.max_rss_kb = peak > cf_self_max_rss_kb() ? peak : 0
         let outcome = ProcessExecutor.classify(result, stdout: [], stderr: stderr, limits: limits)
         return Execution(outcome: outcome, stderr: stderr, microseconds: micros(since: started))
+    }
+
+    /// The markers of a crash report being written (Swift's backtracer, a sanitizer), as
+    /// cf_run looks for them.
+    static let crashReportMarkers = ["*** Program crashed:", ": Backtracing from ", "ERROR: AddressSanitizer", "ERROR: UndefinedBehaviorSanitizer"]
+
+    static func isPrintingCrashReport(_ log: [UInt8]) -> Bool {
+        let text = String(decoding: log, as: UTF8.self)
+        return crashReportMarkers.contains { text.contains($0) }
+    }
+
+    /// The exit status and usage of `pid` if it ends within `seconds` (reaped), else nil.
+    static func reapWithin(_ pid: pid_t, seconds: Double) -> (status: Int32, usage: rusage)? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var status: Int32 = 0
+        var usage = rusage()
+        while ContinuousClock.now < deadline {
+            if wait4(pid, &status, WNOHANG, &usage) == pid { return (status, usage) }
+            usleep(10_000)
+        }
+        return nil
     }
 
     private func micros(since start: ContinuousClock.Instant) -> Int64 {
