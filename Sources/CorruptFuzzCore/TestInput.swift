@@ -27,8 +27,9 @@ public struct Expectation: Sendable, Hashable, Codable {
 public struct TestInput: Sendable, Hashable, Codable {
     /// The file's content, or nil for a file that does not exist.
     @Base64Coded public var bytes: [UInt8]?
-    /// The names of the mutations applied, in order; empty for an unmodified seed.
-    public var mutations: [String]
+    /// The mutations applied, in order, kept as numbers and named when a report asks: a
+    /// campaign makes hundreds of thousands of inputs a second and reports a few.
+    package var steps: [MutationStep]
     /// The name of the seed this input descends from.
     public var seedName: String
     /// What the loader must do with it, if the mutation knows.
@@ -36,14 +37,61 @@ public struct TestInput: Sendable, Hashable, Codable {
 
     public init(bytes: [UInt8]?, mutations: [String] = [], seedName: String, expectation: Expectation? = nil) {
         self.bytes = bytes
-        self.mutations = mutations
+        self.steps = mutations.map(MutationStep.named)
         self.seedName = seedName
         self.expectation = expectation
     }
 
+    package init(bytes: [UInt8]?, steps: [MutationStep], seedName: String, expectation: Expectation? = nil) {
+        self.bytes = bytes
+        self.steps = steps
+        self.seedName = seedName
+        self.expectation = expectation
+    }
+
+    /// The names of the mutations applied, in order; empty for an unmodified seed.
+    public var mutations: [String] {
+        get { steps.map(\.description) }
+        set { steps = newValue.map(MutationStep.named) }
+    }
+
     /// A readable description of how the input was made, as it appears in reports.
     public var origin: String {
-        mutations.isEmpty ? seedName : "\(seedName) + \(mutations.joined(separator: ", "))"
+        steps.isEmpty ? seedName : "\(seedName) + \(mutations.joined(separator: ", "))"
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case bytes, mutations, seedName, expectation
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        _bytes = try container.decode(Base64Coded<[UInt8]?>.self, forKey: .bytes)
+        steps = try container.decode([String].self, forKey: .mutations).map(MutationStep.named)
+        seedName = try container.decode(String.self, forKey: .seedName)
+        expectation = try container.decodeIfPresent(Expectation.self, forKey: .expectation)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(_bytes, forKey: .bytes)
+        try container.encode(mutations, forKey: .mutations)
+        try container.encode(seedName, forKey: .seedName)
+        try container.encodeIfPresent(expectation, forKey: .expectation)
+    }
+
+    /// Inputs are equal when their bytes, names of mutations, seeds and expectations are,
+    /// however the names are kept.
+    public static func == (lhs: TestInput, rhs: TestInput) -> Bool {
+        lhs.bytes == rhs.bytes && lhs.seedName == rhs.seedName && lhs.expectation == rhs.expectation
+            && lhs.steps.count == rhs.steps.count && (lhs.steps == rhs.steps || lhs.mutations == rhs.mutations)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes)
+        hasher.combine(seedName)
+        hasher.combine(expectation)
+        hasher.combine(steps.count)
     }
 }
 

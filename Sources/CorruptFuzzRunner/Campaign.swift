@@ -185,8 +185,8 @@ public final class Campaign: @unchecked Sendable {
             configuration: configuration, seedNames: seeds.map(\.name))
         result.outsideTraps = trapsHost?.traps
         var records: [FindingKey: Int] = [:]
-        var behaviours: Set<String> = []
-        var normalized: [String: String] = [:]
+        var behaviours: Set<Int> = []
+        var normalized = NormalizedMessages()
         let start = ContinuousClock.now
         let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
         let batchSize = max(1, executor.batchSize)
@@ -360,27 +360,31 @@ public final class Campaign: @unchecked Sendable {
     /// How many distinct behaviours a campaign remembers before it starts over.
     static let maxBehaviours = 20_000
 
-    /// A coarse description of what the loader did, for keeping inputs with new behaviour.
-    /// Messages count up to the first quote (what follows quotes the data, which would make
-    /// every input new) and for 100 characters at most. `normalized` memoizes the work: the
-    /// same messages come back on most inputs.
-    private static func behaviour(of judged: Judged, normalized: inout [String: String]) -> String {
-        func normalize(_ text: String) -> String {
-            let unquoted = String(text.prefix { $0 != "'" && $0 != "\"" && $0 != "<" }.prefix(100))
-            if let known = normalized[unquoted] { return known }
-            if normalized.count >= 4096 { normalized.removeAll() }
-            let made = Normalize.message(unquoted)
-            normalized[unquoted] = made
-            return made
-        }
-        var key = judged.execution.outcome.word
-        if case .rejected(let reason, let code, let message) = judged.execution.outcome {
-            key += "|\(reason?.rawValue ?? "-")|\(code)|\(normalize(message ?? ""))"
+    /// A coarse description of what the loader did, for keeping inputs with new behaviour: a
+    /// hash of the outcome, the reason and exit code, and the messages of the loader and the
+    /// validator with their numbers as `#` (so `habits[2].num_dates` and `habits[0].num_dates`
+    /// are one behaviour). It runs for every input, so it builds no strings: each distinct
+    /// message is normalized once (``NormalizedMessages``).
+    private static func behaviour(of judged: Judged, normalized: inout NormalizedMessages) -> Int {
+        var hasher = Hasher()
+        switch judged.execution.outcome {
+        case .accepted: hasher.combine(0)
+        case .acceptedInvalid: hasher.combine(1)
+        case .rejected(let reason, let code, let message):
+            hasher.combine(2)
+            hasher.combine(reason?.rawValue)
+            hasher.combine(code)
+            hasher.combine(normalized.key(message ?? ""))
+        case .crashed: hasher.combine(3)
+        case .hung: hasher.combine(4)
+        case .outOfMemory: hasher.combine(5)
         }
         if case .invalid(let violation)? = judged.verdict {
-            key += "|\(violation.reason?.rawValue ?? "-")|\(normalize(violation.description))"
+            hasher.combine(violation.reason?.rawValue)
+            hasher.combine(normalized.key(violation.path))
+            hasher.combine(normalized.key(violation.message))
         }
-        return key
+        return hasher.finalize()
     }
 
     // MARK: - Minimization
@@ -434,7 +438,18 @@ public final class Campaign: @unchecked Sendable {
             (input.seedName + "|" + input.mutations.joined(separator: "+") + "|\(input.bytes?.count ?? -1)").utf8.forEach(mix)
         } else if let bytes = input.bytes {
             mix(1)
-            bytes.forEach(mix)
+            // Eight bytes a step (the hash runs on every input), then the rest one by one.
+            bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset + 8 <= buffer.count {
+                    h = (h ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x100_0000_01b3
+                    offset += 8
+                }
+                while offset < buffer.count {
+                    mix(buffer[offset])
+                    offset += 1
+                }
+            }
         } else {
             mix(0)
         }
@@ -445,6 +460,43 @@ public final class Campaign: @unchecked Sendable {
     static func firstLine(_ bytes: [UInt8]) -> String {
         let text = String(decoding: bytes.prefix(400), as: UTF8.self)
         return text.split(separator: "\n").first.map(String.init) ?? "(nothing)"
+    }
+}
+
+/// The messages of a campaign, each normalized once: a message counts up to its first quote
+/// (what follows quotes the data, which would make every input new), for 100 bytes at most,
+/// with its numbers as `#` (``Normalize/message(_:)``). The same few messages come back on
+/// most inputs, so a lookup replaces the work; the memory starts over at 4,096 messages.
+struct NormalizedMessages {
+    private var keys: [String: Int] = [:]
+
+    /// The last few messages asked for (the loader's, a path, the validator's): most inputs
+    /// repeat them, and comparing is cheaper than hashing.
+    private var recent: [(message: String, key: Int)] = []
+    private var nextRecent = 0
+
+    /// A hash of the normalized `message`.
+    mutating func key(_ message: String) -> Int {
+        for entry in recent where entry.message == message { return entry.key }
+        let made = lookUp(message)
+        if recent.count < 4 {
+            recent.append((message, made))
+        } else {
+            recent[nextRecent] = (message, made)
+            nextRecent = (nextRecent + 1) % 4
+        }
+        return made
+    }
+
+    private mutating func lookUp(_ message: String) -> Int {
+        if let known = keys[message] { return known }
+        if keys.count >= 4096 { keys.removeAll(keepingCapacity: true) }
+        let utf8 = message.utf8
+        let end = utf8.firstIndex { $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "<") } ?? utf8.endIndex
+        let unquoted = String(decoding: utf8[..<end].prefix(100), as: UTF8.self)
+        let made = Normalize.message(unquoted).hashValue
+        keys[message] = made
+        return made
     }
 }
 

@@ -182,32 +182,47 @@ public struct InputSchedule: Sendable {
             if let bytes = parent.bytes, let mutation = mutator.mutate(bytes, using: &rng),
                 mutation.bytes.count <= 4 * configuration.maxInputLength
             {
-                var mutations = parent.mutations + [mutation.name]
-                if mutations.count > 24 { mutations = ["…"] + mutations.suffix(23) }
-                return TestInput(bytes: mutation.bytes, mutations: mutations, seedName: parent.seedName, expectation: mutation.expectation)
+                return TestInput(
+                    bytes: mutation.bytes, steps: Self.trail(parent.steps, .named(mutation.name)), seedName: parent.seedName,
+                    expectation: mutation.expectation)
             }
         }
         for _ in 0..<16 {
             let parent = pool[rng.below(pool.count)]
             var bytes = parent.bytes ?? []
             let stack = 1 << rng.below(max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1))
-            var done: [String] = []
+            var steps = parent.steps
+            var applied = false
             for _ in 0..<stack {
                 guard !configuration.mutators.isEmpty else { break }
                 let mutator = configuration.mutators[rng.below(configuration.mutators.count)]
                 let partner = seeds[rng.below(seeds.count)].bytes
                 let context = MutationContext(partner: partner, maxLength: configuration.maxInputLength)
-                if let what = mutator.mutate(&bytes, using: &rng, context: context) { done.append(what) }
+                if let step = mutator.apply(&bytes, using: &rng, context: context) {
+                    Self.append(step, to: &steps)
+                    applied = true
+                }
             }
-            if !done.isEmpty, bytes != parent.bytes {
+            if applied, bytes != parent.bytes {
                 // Expectations belong to the mutation that made an input, so children drop them.
-                var mutations = parent.mutations + done
-                if mutations.count > 24 { mutations = ["…"] + mutations.suffix(23) }
-                return TestInput(bytes: bytes, mutations: mutations, seedName: parent.seedName)
+                return TestInput(bytes: bytes, steps: steps, seedName: parent.seedName)
             }
         }
         // Nothing applied (e.g. only empty seeds): grow from nothing.
         let byte = UInt8(truncatingIfNeeded: rng.next())
         return TestInput(bytes: [byte], mutations: ["random-byte"], seedName: seeds[0].name)
+    }
+
+    /// `steps` and then `step`, the last 24 at most (the first of them `…` when some were
+    /// dropped).
+    private static func trail(_ steps: [MutationStep], _ step: MutationStep) -> [MutationStep] {
+        var trail = steps
+        append(step, to: &trail)
+        return trail
+    }
+
+    private static func append(_ step: MutationStep, to steps: inout [MutationStep]) {
+        steps.append(step)
+        if steps.count > 24 { steps = [.named("…")] + steps.suffix(23) }
     }
 }

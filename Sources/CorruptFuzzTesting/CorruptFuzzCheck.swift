@@ -105,14 +105,23 @@ func runLoader<Value>(
 
 /// A rejection's reason word and message. Both take reflection (microseconds, more than most
 /// loaders spend on a corrupt file), so an error that is `Hashable` is described once per
-/// distinct value and looked up after that.
+/// distinct value and looked up after that, in a dictionary of its own type (no `AnyHashable`
+/// box per lookup).
 final class RejectionDescriber: @unchecked Sendable {
     static let shared = RejectionDescriber()
-    /// Distinct errors remembered; the memory is cleared when it is full.
+    /// Distinct errors remembered per error type; the memory is cleared when it is full.
     static let capacity = 4096
 
     private let lock = NSLock()
-    private var described: [AnyHashable: (Reason, String)] = [:]
+    /// One ``Descriptions`` per error type.
+    private var byType: [ObjectIdentifier: AnyObject] = [:]
+
+    /// The descriptions of one error type's values.
+    private final class Descriptions<E: Hashable> {
+        var known: [E: (Reason, String)] = [:]
+        /// The last error described: a loader rejects most inputs with the same few errors.
+        var last: (error: E, description: (Reason, String))?
+    }
 
     func describe(_ error: any Error) -> (reason: Reason, message: String) {
         // The type itself must be Hashable: any error converts to a Hashable NSError, whose
@@ -120,12 +129,30 @@ final class RejectionDescriber: @unchecked Sendable {
         guard type(of: error) is any Hashable.Type, let hashable = (error as Any) as? any Hashable else {
             return (reasonWord(for: error), String(describing: error))
         }
-        let key = AnyHashable(hashable)
-        if let known = lock.withLock({ described[key] }) { return known }
+        return lookUp(hashable, error: error)
+    }
+
+    private func lookUp<E: Hashable>(_ value: E, error: any Error) -> (reason: Reason, message: String) {
+        let known: (Reason, String)? = lock.withLock {
+            guard let descriptions = byType[ObjectIdentifier(E.self)] as? Descriptions<E> else { return nil }
+            if let last = descriptions.last, last.error == value { return last.description }
+            guard let found = descriptions.known[value] else { return nil }
+            descriptions.last = (value, found)
+            return found
+        }
+        if let known { return known }
         let made = (reasonWord(for: error), String(describing: error))
         lock.withLock {
-            if described.count >= Self.capacity { described.removeAll(keepingCapacity: true) }
-            described[key] = made
+            let descriptions: Descriptions<E>
+            if let existing = byType[ObjectIdentifier(E.self)] as? Descriptions<E> {
+                descriptions = existing
+            } else {
+                descriptions = Descriptions<E>()
+                byType[ObjectIdentifier(E.self)] = descriptions
+            }
+            if descriptions.known.count >= Self.capacity { descriptions.known.removeAll(keepingCapacity: true) }
+            descriptions.known[value] = made
+            descriptions.last = (value, made)
         }
         return made
     }
