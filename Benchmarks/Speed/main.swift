@@ -1,29 +1,41 @@
-// The in-process side of Benchmarks/speed.sh: a CorruptFuzzTesting check of the hardened habit
-// loader, as a user's test would write it, run for a number of inputs; prints inputs/s.
+// The in-process side of Benchmarks/Speed/run.sh: CorruptFuzzTesting checks of the hardened
+// habit loader, as a user's test would write them, run for a number of inputs; prints inputs/s.
 //
-//   swift run -c release corrupt-fuzz-speed [runs]
-// (Crash isolation re-runs a test as its worker, so it is measured from a test:
+//   swift run -c release corrupt-fuzz-speed [runs] [check|crashes]
+//
+// `check` (the default): the full check with the habit schema (its reference validator on
+// every input, structure-aware mutations on half of them). `crashes`: the check without a
+// format (byte mutations; crashes, hangs and memory only), which does what a plain libFuzzer
+// harness does. (Crash isolation re-runs a test as its worker, so it is measured from a test:
 // Benchmarks/testing-speed/run.sh.)
 import CorruptFuzzSchema
 import CorruptFuzzTesting
 import Foundation
 import HabitLoaders
 
-let arguments = CommandLine.arguments.dropFirst()
+let arguments = Array(CommandLine.arguments.dropFirst())
 let runs = arguments.first.flatMap { Int($0) } ?? 1_000_000
+let mode = arguments.count > 1 ? arguments[1] : "check"
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-let format = try SchemaFormat(ksyPath: root.appendingPathComponent("Corpus/schemas/habit-tracker.ksy").path)
 let seeds = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Corpus/habits").path)
     .filter { $0.hasSuffix(".habits") }.sorted()
     .map { try Data(contentsOf: root.appendingPathComponent("Corpus/habits/\($0)")) }
 let regressions = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-speed-\(getpid())")
 defer { try? FileManager.default.removeItem(at: regressions) }
+let options = CorruptFuzzOptions(runs: runs, isolation: .inProcess, regressions: regressions)
 
-let report = verifyLoaderSurvivesCorruption(
-    "speed", format: format, seeds: seeds, options: .init(runs: runs, isolation: .inProcess, regressions: regressions)
-) { data in
-    try HardenedHabitLoader.load([UInt8](data))
+let report: CorruptFuzzReport
+switch mode {
+case "crashes":
+    report = verifyLoaderSurvivesCorruption("speed", seeds: seeds, options: options) { data in
+        try HardenedHabitLoader.load([UInt8](data))
+    }
+default:
+    let format = try SchemaFormat(ksyPath: root.appendingPathComponent("Corpus/schemas/habit-tracker.ksy").path)
+    report = verifyLoaderSurvivesCorruption("speed", format: format, seeds: seeds, options: options) { data in
+        try HardenedHabitLoader.load([UInt8](data))
+    }
 }
 print(
-    "corrupt-fuzz in-process: \(report.executions) inputs in \(String(format: "%.2f", report.seconds)) s = \(Int(report.executionsPerSecond)) inputs/s, \(report.findings.count) findings"
+    "corrupt-fuzz in-process (\(mode)): \(report.executions) inputs in \(String(format: "%.2f", report.seconds)) s = \(Int(report.executionsPerSecond)) inputs/s, \(report.findings.count) findings"
 )

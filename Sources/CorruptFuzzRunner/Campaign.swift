@@ -242,7 +242,7 @@ public final class Campaign: @unchecked Sendable {
                         result.undecided[key, default: 0] += 1
                     }
                 }
-                if input.mutations.isEmpty {
+                if input.steps.isEmpty {
                     seedsRun += 1
                     if case .rejected = outcome.execution.outcome { seedsRejected += 1 }
                     if seedsRun == seeds.count, seedsRejected == seeds.count, !takesPath {

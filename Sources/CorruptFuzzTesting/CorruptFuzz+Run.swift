@@ -10,13 +10,13 @@ struct Rerun: Sendable {
 /// The engine behind every check: regressions first, then seeds, the format's catalogue and
 /// havoc, judged by the oracle, minimized, saved to the regression store.
 func runCheck<Value>(
-    id: String, format: any FuzzFormat, seeds: [Data], options: CorruptFuzzOptions, filePath: String,
+    id: String, format: (any FuzzFormat)?, seeds: [Data], options: CorruptFuzzOptions, filePath: String,
     rerun: Rerun?, replayHint: String,
     load: @escaping @Sendable (Data) throws -> Value, validate: (@Sendable (Value) -> String?)?
 ) -> (CorruptFuzzReport, warnings: [String]) {
     // With outside traps (a canary file), an accepted value's description is the digest the
     // oracle searches for the canary.
-    let digest = format.mutator?.usesOutsideTraps == true
+    let digest = format?.mutator?.usesOutsideTraps == true
     if let served = WorkerMode.servedCheck {
         if served == id { WorkerMode.serve(load, validate: validate, digest: digest) }
         // A worker for another check: this one does not run here.
@@ -77,7 +77,7 @@ func runCheck<Value>(
     for record in result.findings {
         var path: String?
         if let bytes = record.minimized ?? record.finding.input.bytes {
-            path = store.save(bytes, kind: record.finding.kind, fileExtension: format.fileExtension)
+            path = store.save(bytes, kind: record.finding.kind, fileExtension: format?.fileExtension ?? "bin")
         }
         findings.append(
             CorruptFuzzFinding(

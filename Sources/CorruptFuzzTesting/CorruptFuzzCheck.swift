@@ -105,56 +105,108 @@ func runLoader<Value>(
 
 /// A rejection's reason word and message. Both take reflection (microseconds, more than most
 /// loaders spend on a corrupt file), so an error that is `Hashable` is described once per
-/// distinct value and looked up after that, in a dictionary of its own type (no `AnyHashable`
-/// box per lookup).
+/// distinct value and looked up after that. The lookup runs on every rejected input: each
+/// error type gets its own table, found by the type's identity, so no input pays for a
+/// protocol-conformance lookup or an `AnyHashable` box.
 final class RejectionDescriber: @unchecked Sendable {
     static let shared = RejectionDescriber()
     /// Distinct errors remembered per error type; the memory is cleared when it is full.
     static let capacity = 4096
 
     private let lock = NSLock()
-    /// One ``Descriptions`` per error type.
-    private var byType: [ObjectIdentifier: AnyObject] = [:]
-
-    /// The descriptions of one error type's values.
-    private final class Descriptions<E: Hashable> {
-        var known: [E: (Reason, String)] = [:]
-        /// The last error described: a loader rejects most inputs with the same few errors.
-        var last: (error: E, description: (Reason, String))?
-    }
+    private var byType: [ObjectIdentifier: any ErrorDescriptions] = [:]
 
     func describe(_ error: any Error) -> (reason: Reason, message: String) {
-        // The type itself must be Hashable: any error converts to a Hashable NSError, whose
-        // equality (domain and code) would merge different messages.
-        guard type(of: error) is any Hashable.Type, let hashable = (error as Any) as? any Hashable else {
-            return (reasonWord(for: error), String(describing: error))
-        }
-        return lookUp(hashable, error: error)
+        let type = ObjectIdentifier(Swift.type(of: error))
+        // lock() and unlock() rather than withLock: its generic result type costs a metadata
+        // lookup on every call, from outside Foundation.
+        lock.lock()
+        let known = byType[type]
+        lock.unlock()
+        if let known { return known.describe(error) }
+        let descriptions = Self.descriptions(for: error)
+        lock.lock()
+        byType[type] = descriptions
+        lock.unlock()
+        return descriptions.describe(error)
     }
 
-    private func lookUp<E: Hashable>(_ value: E, error: any Error) -> (reason: Reason, message: String) {
-        let known: (Reason, String)? = lock.withLock {
-            guard let descriptions = byType[ObjectIdentifier(E.self)] as? Descriptions<E> else { return nil }
-            if let last = descriptions.last, last.error == value { return last.description }
-            guard let found = descriptions.known[value] else { return nil }
-            descriptions.last = (value, found)
-            return found
+    /// The table for `error`'s type. The type itself must be Hashable: any error converts to a
+    /// Hashable NSError, whose equality (domain and code) would merge different messages.
+    private static func descriptions(for error: any Error) -> any ErrorDescriptions {
+        guard Swift.type(of: error) is any Hashable.Type, let hashable = (error as Any) as? any Hashable else {
+            return Undescribed()
         }
-        if let known { return known }
-        let made = (reasonWord(for: error), String(describing: error))
-        lock.withLock {
-            let descriptions: Descriptions<E>
-            if let existing = byType[ObjectIdentifier(E.self)] as? Descriptions<E> {
-                descriptions = existing
-            } else {
-                descriptions = Descriptions<E>()
-                byType[ObjectIdentifier(E.self)] = descriptions
-            }
-            if descriptions.known.count >= Self.capacity { descriptions.known.removeAll(keepingCapacity: true) }
-            descriptions.known[value] = made
-            descriptions.last = (value, made)
-        }
+        func table<E: Hashable>(_: E) -> any ErrorDescriptions { Described<E>() }
+        return table(hashable)
+    }
+}
+
+/// How the errors of one type are described.
+private protocol ErrorDescriptions: AnyObject, Sendable {
+    func describe(_ error: any Error) -> (reason: Reason, message: String)
+}
+
+/// Errors that are not Hashable: described every time.
+private final class Undescribed: ErrorDescriptions {
+    func describe(_ error: any Error) -> (reason: Reason, message: String) {
+        (reasonWord(for: error), String(describing: error))
+    }
+}
+
+/// The descriptions of one Hashable error type's values, found by the value's hash: code
+/// generic over the error type is not specialized here (the type is known only at run time),
+/// and every generic step then costs metadata lookups, so only the hash is generic. Two
+/// distinct errors of one campaign share a 64-bit hash with a chance of about 1 in 10^12
+/// (4,096 values remembered), which would give the second the first's message.
+private final class Described<E: Hashable>: ErrorDescriptions, @unchecked Sendable {
+    private let table = DescriptionTable()
+
+    func describe(_ error: any Error) -> (reason: Reason, message: String) {
+        guard let value = error as? E else { return (reasonWord(for: error), String(describing: error)) }
+        let key = value.hashValue
+        if let found = table.find(key) { return found }
+        let made = (reason: reasonWord(for: error), message: String(describing: error))
+        table.store(key, made)
         return made
+    }
+}
+
+/// Descriptions by hash, with the last few looked up kept apart: a loader rejects most
+/// inputs with the same few errors, and comparing four numbers is cheaper than a dictionary.
+private final class DescriptionTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var known: [Int: (reason: Reason, message: String)] = [:]
+    private var recentKeys: [Int] = []
+    private var recent: [(reason: Reason, message: String)] = []
+    private var nextRecent = 0
+
+    func find(_ key: Int) -> (reason: Reason, message: String)? {
+        lock.lock()
+        defer { lock.unlock() }
+        for index in recentKeys.indices where recentKeys[index] == key { return recent[index] }
+        guard let found = known[key] else { return nil }
+        remember(key, found)
+        return found
+    }
+
+    func store(_ key: Int, _ description: (reason: Reason, message: String)) {
+        lock.lock()
+        defer { lock.unlock() }
+        if known.count >= RejectionDescriber.capacity { known.removeAll(keepingCapacity: true) }
+        known[key] = description
+        remember(key, description)
+    }
+
+    private func remember(_ key: Int, _ description: (reason: Reason, message: String)) {
+        if recentKeys.count < 4 {
+            recentKeys.append(key)
+            recent.append(description)
+        } else {
+            recentKeys[nextRecent] = key
+            recent[nextRecent] = description
+            nextRecent = (nextRecent + 1) % 4
+        }
     }
 }
 

@@ -59,6 +59,45 @@ public func assertLoaderSurvivesCorruption<Value>(
     return report
 }
 
+/// Hammers an in-process loader with byte-level corruptions of `seeds` and returns the crashes,
+/// hangs and memory blow-ups it found, as a plain libFuzzer harness would, and the reasons
+/// every loader owes (an empty file is `empty`): with no format there is no validator, so
+/// silent acceptance, false rejection and other wrong reasons cannot be seen (give a format
+/// for those). For a loader whose format has no description yet.
+///
+/// - Parameters:
+///   - id: A stable name for the check; names its regression folder and its worker.
+///   - seeds: Valid files to start from (at least one).
+///   - options: Runs, seed, isolation, timeout.
+///   - load: The app's loader.
+public func verifyLoaderSurvivesCorruption<Value>(
+    _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,
+    load: @escaping @Sendable (Data) throws -> Value
+) -> CorruptFuzzReport {
+    let (report, _) = runCheck(
+        id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
+        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil)
+    return report
+}
+
+/// Hammers an in-process loader with byte-level corruptions of `seeds` and fails the current
+/// test (Swift Testing) for every crash, hang or memory blow-up, and an empty file not
+/// rejected as `empty`; with no format there is no validator, so only those are seen.
+@discardableResult
+public func assertLoaderSurvivesCorruption<Value>(
+    _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,
+    sourceLocation: SourceLocation = #_sourceLocation, load: @escaping @Sendable (Data) throws -> Value
+) -> CorruptFuzzReport {
+    let (report, warnings) = runCheck(
+        id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
+        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil)
+    for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
+    for finding in report.findings {
+        Issue.record(Comment(rawValue: "corrupt-fuzz \(id): \(finding)"), sourceLocation: sourceLocation)
+    }
+    return report
+}
+
 /// Re-running the current Swift Testing test in a worker process.
 enum SwiftTestingRerun {
     static func current() -> Rerun? {
@@ -92,6 +131,23 @@ extension XCTestCase {
         let (report, warnings) = runCheck(
             id: id, format: format, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
             replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: validate)
+        for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
+        for finding in report.findings {
+            XCTFail("corrupt-fuzz \(id): \(finding)", file: file, line: line)
+        }
+        return report
+    }
+
+    /// Hammers an in-process loader with byte-level corruptions of `seeds` and fails this XCTest
+    /// test for every crash, hang or memory blow-up (no format: no validator).
+    @discardableResult
+    public func assertLoaderSurvivesCorruption<Value>(
+        _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), file: StaticString = #filePath, line: UInt = #line,
+        load: @escaping @Sendable (Data) throws -> Value
+    ) -> CorruptFuzzReport {
+        let (report, warnings) = runCheck(
+            id: id, format: nil, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
+            replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: nil)
         for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
         for finding in report.findings {
             XCTFail("corrupt-fuzz \(id): \(finding)", file: file, line: line)

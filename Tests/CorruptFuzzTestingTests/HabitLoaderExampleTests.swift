@@ -41,6 +41,26 @@ struct HabitLoaderExampleTests {
         #expect(report.executions >= 600)
     }
 
+    @Test("without a format, a check sees the naive loader's crashes, and judges no reason a validator would give")
+    func crashesOnly() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Corpus/habits")
+        let seeds = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".habits") }.sorted()
+            .map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        let report = verifyLoaderSurvivesCorruption(
+            "naive-habits-crashes", seeds: seeds,
+            options: .init(runs: 300, timeout: .milliseconds(400), regressions: scratchRegressions("naive-crashes"), jobs: 2)
+        ) { data in
+            try NaiveHabitLoader.load([UInt8](data))
+        }
+        #expect(report.kinds.contains(.crash), "\(report.kinds)")
+        // What only a validator can label is not judged; an empty file must still be `empty`.
+        #expect(report.kinds.isDisjoint(with: [.silentAcceptance, .falseRejection]), "\(report.kinds)")
+        for finding in report.findings where finding.kind == .wrongReason {
+            #expect(finding.signature.hasPrefix("expected empty,"), "\(finding.signature)")
+        }
+    }
+
     @Test("the naive loader's crash, hang, silent acceptance and wrong reason are found, and the suite goes on")
     func naiveLoaderFindings() {
         let report = verifyLoaderSurvivesCorruption(
