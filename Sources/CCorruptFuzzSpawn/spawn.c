@@ -24,6 +24,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#elif defined(__APPLE__)
+#include <malloc/malloc.h>
+#endif
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -494,3 +499,11 @@ void cf_install_interrupt_handler(void) {
 int cf_interrupted(void) { return interrupted != 0; }
 
 void cf_request_interrupt(void) { interrupted = 1; }
+
+void cf_release_freed_memory(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#elif defined(__APPLE__)
+    malloc_zone_pressure_relief(NULL, 0);
+#endif
+}

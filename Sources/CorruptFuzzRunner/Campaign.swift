@@ -149,12 +149,17 @@ public final class Campaign: @unchecked Sendable {
         // Without the traps the xxe check is skipped, and the report says why.
         trapsHost = mutator?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
         oracle = Oracle(traps: trapsHost?.traps)
+        verdicts = (0..<max(1, executor.slots)).map { _ in VerdictMemory() }
         schedule = InputSchedule(
             seeds: seeds, configuration: configuration, includeMissingFile: takesPath, mutator: mutator,
             regressions: regressions, traps: trapsHost?.traps)
     }
 
     deinit { trapsHost?.stop() }
+
+    /// The validator's verdicts on recent inputs, one memory per slot (a slot is never used
+    /// from two threads at once).
+    private let verdicts: [VerdictMemory]
 
     /// The inputs that showed new behaviour, kept to be mutated further (at most 512): after
     /// ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next run.
@@ -210,10 +215,17 @@ public final class Campaign: @unchecked Sendable {
         }
 
         var lastSweep = ContinuousClock.now
+        var lastTrim = ContinuousClock.now
         loop: while true {
             if ContinuousClock.now - lastSweep > .milliseconds(250) {
                 result.escapedProcessesKilled += Int(cf_reap_escapees())
                 lastSweep = ContinuousClock.now
+                if lastSweep - lastTrim > .seconds(5) {
+                    // Freed memory back to the system: after one large input (megabytes of XML
+                    // the validator parsed) resident memory would otherwise stay at its peak.
+                    cf_release_freed_memory()
+                    lastTrim = lastSweep
+                }
             }
             if shouldStop() { result.stopReason = "interrupted"; break }
             if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = "runs"; break }
@@ -343,7 +355,7 @@ public final class Campaign: @unchecked Sendable {
         let execution = try executor.execute(input, slot: slot)
         var verdict: Verdict?
         if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
-            verdict = validator.validate(input.bytes)
+            verdict = verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }
         }
         // A request during this run counts when this input names that URL (another slot's
         // input may have caused it otherwise).
@@ -497,6 +509,47 @@ struct NormalizedMessages {
         let made = Normalize.message(unquoted).hashValue
         keys[message] = made
         return made
+    }
+}
+
+/// The verdicts a validator gave on recent inputs. A third of a campaign's inputs repeat one
+/// it ran before (a structure-aware mutation of a small file has few outcomes; one bit flipped
+/// in a 14-byte seed even fewer), and a validator is a function of the bytes: the verdict is
+/// looked up instead of validated again. The loader still runs every input. Only `valid` and
+/// `invalid` are kept (a validator that failed or could not decide is asked again); the
+/// memory starts over at ``maxBytes`` of inputs, so a campaign's memory stays flat.
+final class VerdictMemory: @unchecked Sendable {
+    static let maxBytes = 2 << 20
+    static let maxEntries = 32_768
+    private var known: [Key: Verdict] = [:]
+    private var bytes = 0
+
+    /// An input as a key: hashed in one pass over its bytes (an array of bytes hashes them one
+    /// by one).
+    private struct Key: Hashable {
+        let bytes: [UInt8]
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    func verdict(of input: [UInt8]?, validate: ([UInt8]?) -> Verdict) -> Verdict {
+        guard let input, input.count <= 4096 else { return validate(input) }
+        let key = Key(bytes: input)
+        if let found = known[key] { return found }
+        let verdict = validate(input)
+        switch verdict {
+        case .valid, .invalid:
+            if bytes + input.count > Self.maxBytes || known.count >= Self.maxEntries {
+                known.removeAll(keepingCapacity: true)
+                bytes = 0
+            }
+            known[key] = verdict
+            bytes += input.count
+        case .undecided, .error:
+            break
+        }
+        return verdict
     }
 }
 

@@ -33,7 +33,7 @@ public struct InputSchedule: Sendable {
     /// The bytes of the inputs added to the pool: at most ``maxPoolBytes``, so a campaign's
     /// memory stays flat however many large inputs show new behaviour.
     private var poolBytes = 0
-    public static let maxPoolBytes = 16 << 20
+    public static let maxPoolBytes = 4 << 20
 
     /// How many deterministic inputs there are (the first ones and the stages).
     public var deterministicCount: Int { front.count + catalogue.count + stages.count }
@@ -192,6 +192,7 @@ public struct InputSchedule: Sendable {
             var bytes = parent.bytes ?? []
             let stack = 1 << rng.below(max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1))
             var steps = parent.steps
+            steps.reserveCapacity(parent.steps.count + stack)
             var applied = false
             for _ in 0..<stack {
                 guard !configuration.mutators.isEmpty else { break }

@@ -39,6 +39,20 @@ public enum Checksum {
         return c
     }
 
+    /// The checksum of `bytes[range]`, read straight from the array's storage (every input of
+    /// a campaign has its checksum computed, by the validator and by the mutator).
+    public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: [UInt8], _ range: Range<Int>) -> UInt32 {
+        bytes.withUnsafeBufferPointer { buffer in
+            let covered = UnsafeBufferPointer(rebasing: buffer[range])
+            guard algorithm == .crc32 else { return compute(algorithm, covered) }
+            return crcTable.withUnsafeBufferPointer { table in
+                var crc: UInt32 = 0xFFFF_FFFF
+                for byte in covered { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+                return crc ^ 0xFFFF_FFFF
+            }
+        }
+    }
+
     public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: some Sequence<UInt8>) -> UInt32 {
         switch algorithm {
         case .crc32:

@@ -23,7 +23,7 @@ public struct SchemaEncoder: Sendable {
         var out = bytes
         // Checksums last, in file order, so one may cover another.
         for patch in state.checksums.sorted(by: { $0.at < $1.at }) {
-            let sum = Int128(Checksum.compute(patch.algorithm, out[patch.from..<patch.at]))
+            let sum = Int128(Checksum.compute(patch.algorithm, out, patch.from..<patch.at))
             var encoded: [UInt8] = []
             IntegerCodec.encode(sum, width: patch.width, bigEndian: patch.bigEndian, into: &encoded)
             out.replaceSubrange(patch.at..<(patch.at + patch.width), with: encoded)

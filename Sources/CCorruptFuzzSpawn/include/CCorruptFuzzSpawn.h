@@ -69,6 +69,10 @@ int cf_become_subreaper(void);
 /// succeeded. Safe to call from any thread.
 int cf_reap_escapees(void);
 
+/// Gives freed heap memory back to the system (glibc: malloc_trim, every thread's heap;
+/// macOS: malloc_zone_pressure_relief), so a campaign's resident memory follows what it holds.
+void cf_release_freed_memory(void);
+
 /// Tells the registry a child started by cf_worker_spawn has been reaped.
 void cf_forget_child(int pid);
 
