@@ -15,9 +15,13 @@ public struct SchemaEncoder: Sendable {
     }
 
     /// Encodes `value`, which must be a record of the schema's root type.
-    public func encode(_ value: SchemaValue) -> Output {
+    public func encode(_ value: SchemaValue) -> Output { encode(value, spans: true) }
+
+    /// Encodes `value`; without `spans`, neither field spans (their paths and locations) nor
+    /// the value as written are kept: a structure-aware mutation needs only the bytes.
+    private func encode(_ value: SchemaValue, spans: Bool) -> Output {
         guard case .record(let record) = value else { return Output(bytes: [], spans: [], value: value) }
-        var state = EncodeState(schema: schema)
+        var state = EncodeState(schema: schema, recordSpans: spans)
         var fixed = record
         let bytes = state.writeRecord(&fixed, definition: schema.root, path: "", location: [], parents: [], base: 0)
         var out = bytes
@@ -27,13 +31,13 @@ public struct SchemaEncoder: Sendable {
             var encoded: [UInt8] = []
             IntegerCodec.encode(sum, width: patch.width, bigEndian: patch.bigEndian, into: &encoded)
             out.replaceSubrange(patch.at..<(patch.at + patch.width), with: encoded)
-            fixed.set(.integer(sum), at: patch.location)
+            if spans { fixed.set(.integer(sum), at: patch.location) }
         }
         return Output(bytes: out, spans: state.spans, value: .record(fixed))
     }
 
     /// Encodes without recording spans: the bytes only.
-    public func bytes(_ value: SchemaValue) -> [UInt8] { encode(value).bytes }
+    public func bytes(_ value: SchemaValue) -> [UInt8] { encode(value, spans: false).bytes }
 }
 
 private struct ChecksumPatch {
@@ -47,10 +51,15 @@ private struct ChecksumPatch {
 
 private struct EncodeState {
     let schema: BinarySchema
+    /// Whether spans are kept: without them no path or location is built.
+    let recordSpans: Bool
     var spans: [FieldSpan] = []
     var checksums: [ChecksumPatch] = []
 
-    init(schema: BinarySchema) { self.schema = schema }
+    init(schema: BinarySchema, recordSpans: Bool = true) {
+        self.schema = schema
+        self.recordSpans = recordSpans
+    }
 
     /// Writes a record at absolute offset `base`, fixing its derived fields first.
     mutating func writeRecord(
@@ -84,9 +93,17 @@ private struct EncodeState {
         var fieldStarts: [Int] = []
         for (index, field) in seq.enumerated() {
             fieldStarts.append(base + out.count)
-            let fieldPath = path.isEmpty ? field.id : "\(path).\(field.id)"
-            let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: out.count)
-            let scopes = parents + [scope]
+            let fieldPath = recordSpans ? (path.isEmpty ? field.id : "\(path).\(field.id)") : ""
+            // The scopes a nested record's expressions see; built only for a nested record.
+            let streamPos = out.count
+            var built: [Scope]?
+            func scopes() -> [Scope] {
+                if let built { return built }
+                let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: streamPos)
+                let made = parents + [scope]
+                built = made
+                return made
+            }
             let start = base + out.count
             switch record.values[index] {
             case .absent:
@@ -94,11 +111,15 @@ private struct EncodeState {
             case .array(var elements):
                 for j in elements.indices {
                     let elementStart = base + out.count
+                    let elementPath = recordSpans ? "\(fieldPath)[\(j)]" : ""
+                    let elementLocation = recordSpans ? location + [index, j] : []
                     out += writeElement(
-                        &elements[j], field: field, path: "\(fieldPath)[\(j)]", location: location + [index, j], scopes: scopes, base: base + out.count)
-                    addSpan(
-                        field, path: "\(fieldPath)[\(j)]", start: elementStart, end: base + out.count, location: location + [index, j], seq: seq,
-                        instances: definition.instances)
+                        &elements[j], field: field, path: elementPath, location: elementLocation, scopes: scopes, base: base + out.count)
+                    if recordSpans {
+                        addSpan(
+                            field, path: elementPath, start: elementStart, end: base + out.count, location: elementLocation, seq: seq,
+                            instances: definition.instances)
+                    }
                 }
                 record.values[index] = .array(elements)
             default:
@@ -115,13 +136,15 @@ private struct EncodeState {
                             algorithm: checksum.algorithm, location: location + [index]))
                 }
             }
-            addSpan(field, path: fieldPath, start: start, end: base + out.count, location: location + [index], seq: seq, instances: definition.instances)
+            if recordSpans {
+                addSpan(field, path: fieldPath, start: start, end: base + out.count, location: location + [index], seq: seq, instances: definition.instances)
+            }
         }
         return out + record.tail
     }
 
     mutating func writeElement(
-        _ value: inout SchemaValue, field: Field, path: String, location: [Int], scopes: [Scope], base: Int
+        _ value: inout SchemaValue, field: Field, path: String, location: [Int], scopes: () -> [Scope], base: Int
     ) -> [UInt8] {
         var out: [UInt8] = []
         switch (field.type, value) {
@@ -139,7 +162,7 @@ private struct EncodeState {
             out = b
         case (.user, .record(var record)), (.switchOn, .record(var record)):
             let definition = schema.types[record.typeName] ?? TypeDefinition(seq: [])
-            out = writeRecord(&record, definition: definition, path: path, location: location, parents: scopes, base: base)
+            out = writeRecord(&record, definition: definition, path: path, location: location, parents: scopes(), base: base)
             value = .record(record)
         default:
             break  // a value that does not fit its field (a mutation's doing) writes nothing
@@ -152,7 +175,7 @@ private struct EncodeState {
         switch value {
         case .bytes(let b): return b.count
         case .record(var sub):
-            var copy = EncodeState(schema: schema)
+            var copy = EncodeState(schema: schema, recordSpans: false)
             let def = schema.types[sub.typeName] ?? TypeDefinition(seq: [])
             let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: 0)
             return copy.writeRecord(&sub, definition: def, path: "", location: [], parents: parents + [scope], base: 0).count

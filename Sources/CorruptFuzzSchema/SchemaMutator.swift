@@ -30,12 +30,13 @@ public struct SchemaMutator: StructureAwareMutator {
     /// One random structure-aware mutation of `bytes`, or nil when they do not parse (then
     /// byte-level mutations are the way to go).
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> Mutation? {
-        guard let encoded = parsedFiles.encoded(bytes, parser: parser, encoder: encoder) else { return nil }
+        guard let prepared = parsedFiles.prepared(bytes, parser: parser, encoder: encoder) else { return nil }
+        let encoded = prepared.output
         for _ in 0..<8 {
             let candidates = rng.below(10)
             let mutation: Mutation?
             switch candidates {
-            case 0...3: mutation = consistent(encoded, rng: &rng)
+            case 0...3: mutation = consistent(prepared, rng: &rng)
             case 4...6: mutation = lie(encoded, rng: &rng)
             default: mutation = raw(encoded, rng: &rng)
             }
@@ -55,13 +56,14 @@ public struct SchemaMutator: StructureAwareMutator {
         func add(_ m: Mutation?) {
             if let m, context.allows(m.bytes.count), seen.insert(m.bytes).inserted { out.append(m) }
         }
+        func add(_ lie: Lie?) { add(lie.map { write($0, encoded) }) }
         for span in encoded.spans {
             if span.isVersion { lyingVersions(span, encoded).forEach(add) }
-            if span.isChecksum { add(wrongChecksum(span, encoded)) }
+            if span.isChecksum { add(wrongChecksum(span)) }
             if span.isCount || span.isLength {
                 for label in ["0", "-1", "max", "+1", "-1n", "past-end"] { add(lyingSize(span, encoded, label: label)) }
             }
-            if span.isString, span.end > span.start { add(invalidUTF8(span, encoded, at: span.start)) }
+            if span.isString, span.end > span.start { add(invalidUTF8(span, at: span.start)) }
             if span.isOffset {
                 for label in ["0", "self", "backwards", "past-end", "max"] { add(lyingOffset(span, encoded, label: label)) }
             }
@@ -136,8 +138,9 @@ public struct SchemaMutator: StructureAwareMutator {
 
     // MARK: - Consistent mutations (lengths and checksums recomputed)
 
-    private func consistent(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
-        let leaves = encoded.spans.filter { !$0.isChecksum && !$0.isCount && !$0.isLength }
+    private func consistent(_ prepared: Prepared, rng: inout FuzzRNG) -> Mutation? {
+        let encoded = prepared.output
+        let leaves = prepared.leaves
         guard !leaves.isEmpty else { return nil }
         let span = leaves[rng.below(leaves.count)]
         guard let current = encoded.value.value(at: span.location) else { return nil }
@@ -166,7 +169,7 @@ public struct SchemaMutator: StructureAwareMutator {
             value = value.setting(.bytes(replacement), at: span.location)
             name = "set \(span.path)=\(choice)-\(replacement.count)"
         case .record, .array:
-            return arrayMutation(encoded, rng: &rng)
+            return arrayMutation(prepared, rng: &rng)
         default:
             return nil
         }
@@ -174,13 +177,14 @@ public struct SchemaMutator: StructureAwareMutator {
     }
 
     /// Removes, duplicates, swaps or adds an array element; counts follow.
-    private func arrayMutation(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
-        var arrays: [[Int]] = []
-        collectArrays(encoded.value, location: [], into: &arrays)
+    private func arrayMutation(_ prepared: Prepared, rng: inout FuzzRNG) -> Mutation? {
+        let encoded = prepared.output
+        let arrays = prepared.arrays
         guard !arrays.isEmpty else { return nil }
-        let location = arrays[rng.below(arrays.count)]
+        let pick = rng.below(arrays.count)
+        let location = arrays[pick]
         guard case .array(var elements)? = encoded.value.value(at: location) else { return nil }
-        let path = encoded.spans.first { $0.location == location }?.path ?? "array"
+        let path = prepared.arrayPaths[pick]
         let action: String
         switch rng.below(4) {
         case 0 where !elements.isEmpty:
@@ -219,53 +223,94 @@ public struct SchemaMutator: StructureAwareMutator {
 
     // MARK: - Lying mutations
 
+    /// One lie, chosen among every lie the file allows: each is decided first (which value,
+    /// its name) and only the chosen one is written, since writing one copies the file and
+    /// recomputes its checksums.
     private func lie(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
-        var options: [Mutation] = []
+        var options: [Lie] = []
         for span in encoded.spans {
             if span.isVersion { options += lyingVersions(span, encoded) }
-            if span.isChecksum, let m = wrongChecksum(span, encoded) { options.append(m) }
+            if span.isChecksum, let lie = wrongChecksum(span) { options.append(lie) }
             if span.isCount || span.isLength {
                 let labels = ["0", "-1", "max", "+1", "-1n", "past-end"]
-                if let m = lyingSize(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
+                if let lie = lyingSize(span, encoded, label: labels[rng.below(labels.count)]) { options.append(lie) }
             }
-            if span.isEnum, let m = overwrite(span, encoded, with: enumOutOfRange(span), name: "enum-out-of-range \(span.path)") {
-                options.append(m)
+            if span.isEnum, let lie = overwrite(span, with: enumOutOfRange(span), name: "enum-out-of-range \(span.path)") {
+                options.append(lie)
             }
             if span.isString, span.end > span.start {
-                options.append(invalidUTF8(span, encoded, at: span.start + rng.below(span.end - span.start)))
+                options.append(invalidUTF8(span, at: span.start + rng.below(span.end - span.start)))
             }
             if span.isOffset {
                 let labels = ["0", "self", "backwards", "past-end", "max"]
-                if let m = lyingOffset(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
+                if let lie = lyingOffset(span, encoded, label: labels[rng.below(labels.count)]) { options.append(lie) }
             }
         }
         guard !options.isEmpty else { return nil }
-        return options[rng.below(options.count)]
+        return write(options[rng.below(options.count)], encoded)
     }
 
-    private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [Mutation] {
+    /// A lie decided but not yet written: what to change, its name and what a loader must do.
+    private struct Lie {
+        enum Edit {
+            /// The integer field at `span` set to `value`, other checksums made right again.
+            case overwrite(FieldSpan, Int128)
+            /// The file cut before `offset`.
+            case truncate(Int)
+            /// The checksum at `span` with its last bit flipped.
+            case flipChecksum(FieldSpan, width: Int)
+            /// A byte of a string that cannot start or continue UTF-8.
+            case invalidUTF8(Int)
+        }
+        var edit: Edit
+        var name: String
+        var expectation: Expectation?
+    }
+
+    private func write(_ lie: Lie, _ encoded: SchemaEncoder.Output) -> Mutation {
+        var bytes: [UInt8]
+        switch lie.edit {
+        case .overwrite(let span, let value):
+            var replacement: [UInt8] = []
+            IntegerCodec.encode(value, width: span.end - span.start, bigEndian: span.bigEndian, into: &replacement)
+            bytes = encoded.bytes
+            bytes.replaceSubrange(span.start..<span.end, with: replacement)
+            bytes = fixChecksums(bytes, encoded, except: span)
+        case .truncate(let offset):
+            bytes = Array(encoded.bytes.prefix(offset))
+        case .flipChecksum(let span, let width):
+            bytes = encoded.bytes
+            bytes[span.start + width - 1] ^= 0x01
+        case .invalidUTF8(let offset):
+            bytes = encoded.bytes
+            bytes[offset] = [0xFF, 0xC0, 0x80, 0xED][offset % 4]
+        }
+        return Mutation(bytes: bytes, name: lie.name, expectation: lie.expectation)
+    }
+
+    private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [Lie] {
         guard let width = span.integerWidth, let rule = versionRule(at: span) else { return [] }
         let (_, hi) = bounds(width: width, signed: span.signed)
-        var out: [Mutation] = []
+        var out: [Lie] = []
         let future = Expectation(reason: .unsupportedVersion, because: "the version is newer than the app's \(rule.current)")
         for (label, value, expectation) in [
             ("future", rule.current + 1, future as Expectation?), ("future-max", hi, future), ("0", 0, nil),
             ("negative", span.signed ? -1 : hi, span.signed ? nil : future),
         ] {
-            if let m = overwrite(span, encoded, with: value, name: "version=\(label) \(span.path)", expectation: expectation) { out.append(m) }
+            if let lie = overwrite(span, with: value, name: "version=\(label) \(span.path)", expectation: expectation) { out.append(lie) }
         }
-        out.append(Mutation(bytes: Array(encoded.bytes.prefix(span.start)), name: "version-missing \(span.path)", expectation: nil))
+        out.append(Lie(edit: .truncate(span.start), name: "version-missing \(span.path)", expectation: nil))
         return out
     }
 
-    private func wrongChecksum(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> Mutation? {
+    private func wrongChecksum(_ span: FieldSpan) -> Lie? {
         guard let width = span.integerWidth else { return nil }
-        var bytes = encoded.bytes
-        bytes[span.start + width - 1] ^= 0x01
-        return Mutation(bytes: bytes, name: "wrong-checksum \(span.path)", expectation: Expectation(reason: .corrupt, because: "the checksum is wrong"))
+        return Lie(
+            edit: .flipChecksum(span, width: width), name: "wrong-checksum \(span.path)",
+            expectation: Expectation(reason: .corrupt, because: "the checksum is wrong"))
     }
 
-    private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {
+    private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Lie? {
         guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
         let (lo, hi) = bounds(width: width, signed: span.signed)
         let value: Int128
@@ -278,11 +323,11 @@ public struct SchemaMutator: StructureAwareMutator {
         default: value = v + Int128(encoded.bytes.count - span.end) + 1
         }
         guard value >= lo, value <= hi, value != v else { return nil }
-        return overwrite(span, encoded, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
+        return overwrite(span, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
     }
 
     /// An offset pointing at the start, at itself, backwards, past the end, or at the maximum.
-    private func lyingOffset(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {
+    private func lyingOffset(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Lie? {
         guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
         let (lo, hi) = bounds(width: width, signed: span.signed)
         let value: Int128
@@ -294,23 +339,17 @@ public struct SchemaMutator: StructureAwareMutator {
         default: value = hi
         }
         guard value >= lo, value <= hi, value != v else { return nil }
-        return overwrite(span, encoded, with: value, name: "offset=\(label) \(span.path)")
+        return overwrite(span, with: value, name: "offset=\(label) \(span.path)")
     }
 
-    private func invalidUTF8(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, at offset: Int) -> Mutation {
-        var bytes = encoded.bytes
-        bytes[offset] = [0xFF, 0xC0, 0x80, 0xED][offset % 4]
-        return Mutation(bytes: bytes, name: "invalid-utf8 \(span.path)@\(offset - span.start)", expectation: nil)
+    private func invalidUTF8(_ span: FieldSpan, at offset: Int) -> Lie {
+        Lie(edit: .invalidUTF8(offset), name: "invalid-utf8 \(span.path)@\(offset - span.start)", expectation: nil)
     }
 
-    private func overwrite(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, with value: Int128, name: String, expectation: Expectation? = nil) -> Mutation? {
-        guard let width = span.integerWidth else { return nil }
-        var replacement: [UInt8] = []
-        IntegerCodec.encode(value, width: width, bigEndian: span.bigEndian, into: &replacement)
-        var bytes = encoded.bytes
-        guard span.end - span.start == width else { return nil }
-        bytes.replaceSubrange(span.start..<span.end, with: replacement)
-        return Mutation(bytes: fixChecksums(bytes, encoded, except: span), name: name, expectation: expectation)
+    /// The integer at `span` set to `value`; nil when the span is not an integer of its width.
+    private func overwrite(_ span: FieldSpan, with value: Int128, name: String, expectation: Expectation? = nil) -> Lie? {
+        guard let width = span.integerWidth, span.end - span.start == width else { return nil }
+        return Lie(edit: .overwrite(span, value), name: name, expectation: expectation)
     }
 
     /// Recomputes checksums after an in-place lie, so the lie reaches the check it tests rather
@@ -376,20 +415,66 @@ public struct SchemaMutator: StructureAwareMutator {
     }
 }
 
-/// Parsed and re-encoded files by their bytes, for ``SchemaMutator/mutate(_:using:)``; cleared
-/// when it holds ``capacity`` files.
+/// A pool file ready to mutate: parsed and encoded once (for its field spans), with what every
+/// mutation of it would otherwise look up again.
+struct Prepared: Sendable {
+    var output: SchemaEncoder.Output
+    /// The spans a consistent mutation may set (not derived counts, lengths or checksums).
+    var leaves: [FieldSpan]
+    /// Where the value's arrays are, and their paths for mutation names.
+    var arrays: [[Int]]
+    var arrayPaths: [String]
+
+    init(_ output: SchemaEncoder.Output) {
+        self.output = output
+        leaves = output.spans.filter { !$0.isChecksum && !$0.isCount && !$0.isLength }
+        var arrays: [[Int]] = []
+        Self.collectArrays(output.value, location: [], into: &arrays)
+        self.arrays = arrays
+        arrayPaths = arrays.map { location in output.spans.first { $0.location == location }?.path ?? "array" }
+    }
+
+    private static func collectArrays(_ value: SchemaValue, location: [Int], into arrays: inout [[Int]]) {
+        switch value {
+        case .array(let elements):
+            arrays.append(location)
+            for (i, e) in elements.enumerated() { collectArrays(e, location: location + [i], into: &arrays) }
+        case .record(let record):
+            for (i, v) in record.values.enumerated() { collectArrays(v, location: location + [i], into: &arrays) }
+        default:
+            break
+        }
+    }
+}
+
+/// Prepared files by their bytes, for ``SchemaMutator/mutate(_:using:)``; cleared when it holds
+/// ``capacity`` files.
 private final class ParsedFiles: @unchecked Sendable {
     static let capacity = 1024
     private let lock = NSLock()
-    private var files: [[UInt8]: SchemaEncoder.Output?] = [:]
+    private var files: [Key: Prepared?] = [:]
 
-    func encoded(_ bytes: [UInt8], parser: SchemaParser, encoder: SchemaEncoder) -> SchemaEncoder.Output? {
-        if let known = lock.withLock({ files[bytes] }) { return known }
-        let made = parser.parse(bytes).value.map { encoder.encode($0) }
-        lock.withLock {
-            if files.count >= Self.capacity { files.removeAll(keepingCapacity: true) }
-            files[bytes] = made
+    /// A file as a key, hashed in one pass over its bytes (an array of bytes hashes them one by
+    /// one, and this runs for every structure-aware mutation).
+    private struct Key: Hashable {
+        let bytes: [UInt8]
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
+    }
+
+    func prepared(_ bytes: [UInt8], parser: SchemaParser, encoder: SchemaEncoder) -> Prepared? {
+        let key = Key(bytes: bytes)
+        // lock() and unlock() rather than withLock: its generic result costs a metadata lookup.
+        lock.lock()
+        let known = files[key]
+        lock.unlock()
+        if let known { return known }
+        let made = parser.parse(bytes).value.map { Prepared(encoder.encode($0)) }
+        lock.lock()
+        if files.count >= Self.capacity { files.removeAll(keepingCapacity: true) }
+        files[key] = made
+        lock.unlock()
         return made
     }
 }

@@ -279,7 +279,7 @@ struct SchemaVersionTests {
     }
 }
 
-@Suite("Binary schemas: the validator's early stop")
+@Suite("Binary schemas: the validator's early stop, the encoder's bytes-only pass")
 struct SchemaFirstViolationTests {
     /// `firstViolation` stops at the first broken rule and builds no paths it does not report:
     /// on valid, mutated and structurally mutated files of every bundled schema it must say
@@ -312,5 +312,23 @@ struct SchemaFirstViolationTests {
         }
         // Both kinds were compared: valid files and many broken ones.
         #expect(invalid > compared / 2 && invalid < compared)
+    }
+
+    /// `bytes(_:)` skips spans, paths and the written value: it must write what `encode(_:)`
+    /// writes, for generated values and for the values structure-aware mutations make.
+    @Test("bytes-only encoding writes what a full encoding writes", arguments: ["habit-tracker.ksy", "wav.ksy"])
+    func bytesOnly(schemaFile: String) throws {
+        let schema = try KSYLoader.load(contentsOf: corpusFolder.appendingPathComponent("schemas/\(schemaFile)").path)
+        let generator = SchemaGenerator(schema: schema)
+        let mutator = SchemaMutator(schema: schema)
+        let encoder = SchemaEncoder(schema: schema)
+        var rng = FuzzRNG(seed: 11)
+        for _ in 0..<500 {
+            let value = generator.generate(using: &rng)
+            #expect(encoder.bytes(value) == encoder.encode(value).bytes)
+            for smaller in mutator.shrinkCandidates(of: value).prefix(4) {
+                #expect(encoder.bytes(smaller) == encoder.encode(smaller).bytes)
+            }
+        }
     }
 }
