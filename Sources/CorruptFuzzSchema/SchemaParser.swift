@@ -117,7 +117,9 @@ private struct ParseState {
                 built = made
                 return made
             }
-            if let condition = field.condition {
+            // `!= nil` before `if let`: copying an absent optional expression still costs a
+            // call, for every field of every input.
+            if field.condition != nil, let condition = field.condition {
                 guard let holds = condition.evaluate({ resolve($0, scopes: scopes(), current: nil) }) else {
                     throw fail("cannot evaluate if: \(condition)")
                 }
@@ -170,7 +172,7 @@ private struct ParseState {
                 value = try readElement(field, stream: &stream, scopes: scopes, previous: nil)
             }
             scope.values.append(value)
-            if let checksum = field.checksum, case .integer(let stored) = value {
+            if field.checksum != nil, let checksum = field.checksum, case .integer(let stored) = value {
                 let from = checksum.from.flatMap { name in definition.seq.firstIndex { $0.id == name }.map { fieldStarts[$0] } } ?? 0
                 let computed = Int128(Checksum.compute(checksum.algorithm, bytes, from..<fieldStarts[fieldStarts.count - 1]))
                 if stored != computed {
@@ -284,23 +286,23 @@ private struct ParseState {
     }
 
     mutating func check(_ field: Field, _ value: Int128, previous: SchemaValue?, scopes: () -> [Scope]) throws(Violation) {
-        if let version = field.version {
-            if value > version.current {
-                throw fail("\(value) is newer than supported \(version.current)", reason: .unsupportedVersion)
-            }
+        // Each rule is read where it is (`field.valid?.min`): copying a whole constraint
+        // retains its expression and list, for every integer of every input.
+        if let current = field.version?.current, value > current {
+            throw fail("\(value) is newer than supported \(current)", reason: .unsupportedVersion)
         }
-        if let valid = field.valid {
-            if let eq = valid.equals, value != eq { try record("\(value) is not \(eq)") }
-            if let min = valid.min, value < min { try record("\(value) is below min \(min)") }
-            if let max = valid.max, value > max { try record("\(value) exceeds max \(max)") }
-            if let any = valid.anyOf, !any.contains(value) { try record("\(value) is not one of \(any)") }
-            if let expression = valid.expression,
+        if field.valid != nil {
+            if let eq = field.valid?.equals, value != eq { try record("\(value) is not \(eq)") }
+            if let min = field.valid?.min, value < min { try record("\(value) is below min \(min)") }
+            if let max = field.valid?.max, value > max { try record("\(value) exceeds max \(max)") }
+            if field.valid?.anyOf != nil, let any = field.valid?.anyOf, !any.contains(value) { try record("\(value) is not one of \(any)") }
+            if field.valid?.expression != nil, let expression = field.valid?.expression,
                 expression.evaluate({ resolve($0, scopes: scopes(), current: .integer(value)) }) == 0
             {
                 try record("\(value) breaks \(expression)")
             }
         }
-        if let name = field.enumName, let known = schema.enums[name], known[value] == nil {
+        if field.enumName != nil, let name = field.enumName, let known = schema.enums[name], known[value] == nil {
             try record("\(value) is not a known \(name)")
         }
         if let order = field.order, let last = previous?.integer {
@@ -315,11 +317,50 @@ private struct ParseState {
         let name = encoding == "UTF-8" || encoding == "ASCII" ? encoding : encoding.uppercased()
         switch name {
         case "UTF-8", "UTF8":
-            if String(validating: raw, as: UTF8.self) == nil { try record("invalid UTF-8") }
+            if !UTF8Check.isValid(raw) { try record("invalid UTF-8") }
         case "ASCII":
             if raw.contains(where: { $0 >= 0x80 }) { try record("not ASCII") }
         default:
             break
+        }
+    }
+}
+
+/// Whether bytes are well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+/// past U+10FFFF), without building the string: every string field of every input is checked.
+enum UTF8Check {
+    static func isValid(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var i = 0
+            let n = buffer.count
+            while i < n {
+                let b0 = buffer[i]
+                if b0 < 0x80 {
+                    i += 1
+                    continue
+                }
+                func continuation(_ k: Int) -> Bool { i + k < n && buffer[i + k] & 0xC0 == 0x80 }
+                switch b0 {
+                case 0xC2...0xDF:
+                    guard continuation(1) else { return false }
+                    i += 2
+                case 0xE0...0xEF:
+                    guard continuation(1), continuation(2) else { return false }
+                    let b1 = buffer[i + 1]
+                    if b0 == 0xE0 && b1 < 0xA0 { return false }  // overlong
+                    if b0 == 0xED && b1 >= 0xA0 { return false }  // a surrogate
+                    i += 3
+                case 0xF0...0xF4:
+                    guard continuation(1), continuation(2), continuation(3) else { return false }
+                    let b1 = buffer[i + 1]
+                    if b0 == 0xF0 && b1 < 0x90 { return false }  // overlong
+                    if b0 == 0xF4 && b1 >= 0x90 { return false }  // past U+10FFFF
+                    i += 4
+                default:
+                    return false
+                }
+            }
+            return true
         }
     }
 }
