@@ -56,7 +56,7 @@ public struct SchemaMutator: StructureAwareMutator {
             if let m, context.allows(m.bytes.count), seen.insert(m.bytes).inserted { out.append(m) }
         }
         for span in encoded.spans {
-            if span.isVersion { lyingVersions(span, encoded).forEach(add) }
+            if span.isVersion { lyingVersions(span, encoded).forEach { add($0()) } }
             if span.isChecksum { add(wrongChecksum(span, encoded)) }
             if span.isCount || span.isLength {
                 for label in ["0", "-1", "max", "+1", "-1n", "past-end"] { add(lyingSize(span, encoded, label: label)) }
@@ -219,42 +219,45 @@ public struct SchemaMutator: StructureAwareMutator {
 
     // MARK: - Lying mutations
 
+    /// One lie, drawn among all the file allows. The lies are listed as recipes and only the one
+    /// drawn is made: making one copies the file and recomputes its checksums.
     private func lie(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
-        var options: [Mutation] = []
+        var options: [() -> Mutation] = []
         for span in encoded.spans {
             if span.isVersion { options += lyingVersions(span, encoded) }
-            if span.isChecksum, let m = wrongChecksum(span, encoded) { options.append(m) }
+            if span.isChecksum, span.integerWidth != nil { options.append { wrongChecksum(span, encoded)! } }
             if span.isCount || span.isLength {
                 let labels = ["0", "-1", "max", "+1", "-1n", "past-end"]
-                if let m = lyingSize(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
+                if let m = lyingSizeRecipe(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
             }
-            if span.isEnum, let m = overwrite(span, encoded, with: enumOutOfRange(span), name: "enum-out-of-range \(span.path)") {
+            if span.isEnum, let m = overwriteRecipe(span, encoded, with: enumOutOfRange(span), name: "enum-out-of-range \(span.path)") {
                 options.append(m)
             }
             if span.isString, span.end > span.start {
-                options.append(invalidUTF8(span, encoded, at: span.start + rng.below(span.end - span.start)))
+                let offset = span.start + rng.below(span.end - span.start)
+                options.append { invalidUTF8(span, encoded, at: offset) }
             }
             if span.isOffset {
                 let labels = ["0", "self", "backwards", "past-end", "max"]
-                if let m = lyingOffset(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
+                if let m = lyingOffsetRecipe(span, encoded, label: labels[rng.below(labels.count)]) { options.append(m) }
             }
         }
         guard !options.isEmpty else { return nil }
-        return options[rng.below(options.count)]
+        return options[rng.below(options.count)]()
     }
 
-    private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [Mutation] {
+    private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [() -> Mutation] {
         guard let width = span.integerWidth, let rule = versionRule(at: span) else { return [] }
         let (_, hi) = bounds(width: width, signed: span.signed)
-        var out: [Mutation] = []
+        var out: [() -> Mutation] = []
         let future = Expectation(reason: .unsupportedVersion, because: "the version is newer than the app's \(rule.current)")
         for (label, value, expectation) in [
             ("future", rule.current + 1, future as Expectation?), ("future-max", hi, future), ("0", 0, nil),
             ("negative", span.signed ? -1 : hi, span.signed ? nil : future),
         ] {
-            if let m = overwrite(span, encoded, with: value, name: "version=\(label) \(span.path)", expectation: expectation) { out.append(m) }
+            if let m = overwriteRecipe(span, encoded, with: value, name: "version=\(label) \(span.path)", expectation: expectation) { out.append(m) }
         }
-        out.append(Mutation(bytes: Array(encoded.bytes.prefix(span.start)), name: "version-missing \(span.path)", expectation: nil))
+        out.append { Mutation(bytes: Array(encoded.bytes.prefix(span.start)), name: "version-missing \(span.path)", expectation: nil) }
         return out
     }
 
@@ -266,6 +269,10 @@ public struct SchemaMutator: StructureAwareMutator {
     }
 
     private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {
+        lyingSizeRecipe(span, encoded, label: label)?()
+    }
+
+    private func lyingSizeRecipe(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> (() -> Mutation)? {
         guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
         let (lo, hi) = bounds(width: width, signed: span.signed)
         let value: Int128
@@ -278,11 +285,15 @@ public struct SchemaMutator: StructureAwareMutator {
         default: value = v + Int128(encoded.bytes.count - span.end) + 1
         }
         guard value >= lo, value <= hi, value != v else { return nil }
-        return overwrite(span, encoded, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
+        return overwriteRecipe(span, encoded, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
     }
 
     /// An offset pointing at the start, at itself, backwards, past the end, or at the maximum.
     private func lyingOffset(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Mutation? {
+        lyingOffsetRecipe(span, encoded, label: label)?()
+    }
+
+    private func lyingOffsetRecipe(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> (() -> Mutation)? {
         guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
         let (lo, hi) = bounds(width: width, signed: span.signed)
         let value: Int128
@@ -294,7 +305,7 @@ public struct SchemaMutator: StructureAwareMutator {
         default: value = hi
         }
         guard value >= lo, value <= hi, value != v else { return nil }
-        return overwrite(span, encoded, with: value, name: "offset=\(label) \(span.path)")
+        return overwriteRecipe(span, encoded, with: value, name: "offset=\(label) \(span.path)")
     }
 
     private func invalidUTF8(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, at offset: Int) -> Mutation {
@@ -304,13 +315,23 @@ public struct SchemaMutator: StructureAwareMutator {
     }
 
     private func overwrite(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, with value: Int128, name: String, expectation: Expectation? = nil) -> Mutation? {
-        guard let width = span.integerWidth else { return nil }
-        var replacement: [UInt8] = []
-        IntegerCodec.encode(value, width: width, bigEndian: span.bigEndian, into: &replacement)
-        var bytes = encoded.bytes
-        guard span.end - span.start == width else { return nil }
-        bytes.replaceSubrange(span.start..<span.end, with: replacement)
-        return Mutation(bytes: fixChecksums(bytes, encoded, except: span), name: name, expectation: expectation)
+        overwriteRecipe(span, encoded, with: value, name: name, expectation: expectation)?()
+    }
+
+    /// How to write `value` over an integer field, checksums fixed; nil when the span is not
+    /// an integer of its width.
+    private func overwriteRecipe(
+        _ span: FieldSpan, _ encoded: SchemaEncoder.Output, with value: Int128, name: @autoclosure @escaping () -> String,
+        expectation: Expectation? = nil
+    ) -> (() -> Mutation)? {
+        guard let width = span.integerWidth, span.end - span.start == width else { return nil }
+        return {
+            var replacement: [UInt8] = []
+            IntegerCodec.encode(value, width: width, bigEndian: span.bigEndian, into: &replacement)
+            var bytes = encoded.bytes
+            bytes.replaceSubrange(span.start..<span.end, with: replacement)
+            return Mutation(bytes: fixChecksums(bytes, encoded, except: span), name: name(), expectation: expectation)
+        }
     }
 
     /// Recomputes checksums after an in-place lie, so the lie reaches the check it tests rather
