@@ -22,6 +22,23 @@ public enum IntegerCodec {
         return Int128(value)
     }
 
+    /// Decodes `bytes[range]` (1 to 8 bytes), as ``decode(_:signed:bigEndian:)`` does, without
+    /// copying them.
+    static func decode(_ bytes: [UInt8], at range: Range<Int>, signed: Bool, bigEndian: Bool) -> Int128 {
+        var value: UInt64 = 0
+        if bigEndian {
+            for index in range { value = value << 8 | UInt64(bytes[index]) }
+        } else {
+            for index in range.reversed() { value = value << 8 | UInt64(bytes[index]) }
+        }
+        let width = range.count
+        if signed, width < 8, value & (1 << UInt64(width * 8 - 1)) != 0 {
+            return Int128(value) - (Int128(1) << Int128(width * 8))
+        }
+        if signed, width == 8 { return Int128(Int64(bitPattern: value)) }
+        return Int128(value)
+    }
+
     public static func encode(_ value: Int128, width: Int, bigEndian: Bool, into out: inout [UInt8]) {
         let bits = UInt64(truncatingIfNeeded: value)
         for i in 0..<width {
@@ -39,31 +56,35 @@ public enum Checksum {
         return c
     }
 
-    /// The checksum of `bytes[range]`, read straight from the array's storage (every input of
-    /// a campaign has its checksum computed, by the validator and by the mutator).
-    public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: [UInt8], _ range: Range<Int>) -> UInt32 {
-        bytes.withUnsafeBufferPointer { buffer in
-            let covered = UnsafeBufferPointer(rebasing: buffer[range])
-            guard algorithm == .crc32 else { return compute(algorithm, covered) }
-            return crcTable.withUnsafeBufferPointer { table in
-                var crc: UInt32 = 0xFFFF_FFFF
-                for byte in covered { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-                return crc ^ 0xFFFF_FFFF
-            }
-        }
+    public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: some Sequence<UInt8>) -> UInt32 {
+        // Files and their slices are contiguous: sum them from a buffer, without the generic
+        // iteration and bounds checks.
+        if let sum = bytes.withContiguousStorageIfAvailable({ compute(algorithm, buffer: $0) }) { return sum }
+        return Array(bytes).withUnsafeBufferPointer { compute(algorithm, buffer: $0) }
     }
 
-    public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: some Sequence<UInt8>) -> UInt32 {
+    private static func compute(_ algorithm: ChecksumRule.Algorithm, buffer bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         switch algorithm {
         case .crc32:
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in bytes { crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-            return crc ^ 0xFFFF_FFFF
+            return crcTable.withUnsafeBufferPointer { table in
+                var crc: UInt32 = 0xFFFF_FFFF
+                for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+                return crc ^ 0xFFFF_FFFF
+            }
         case .adler32:
+            // zlib's deferral: 5552 bytes cannot overflow the sums before they are reduced,
+            // which gives the same result as reducing after every byte.
             var a: UInt32 = 1, b: UInt32 = 0
-            for byte in bytes {
-                a = (a + UInt32(byte)) % 65521
-                b = (b + a) % 65521
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                let block = rest.prefix(5552)
+                for byte in block {
+                    a += UInt32(byte)
+                    b += a
+                }
+                a %= 65521
+                b %= 65521
+                rest = rest.dropFirst(block.count)
             }
             return b << 16 | a
         }

@@ -3,8 +3,12 @@
 /// covers. Fields a mutation pinned are written as they are, so they can lie on purpose.
 public struct SchemaEncoder: Sendable {
     public let schema: BinarySchema
+    private let plan: SchemaPlan
 
-    public init(schema: BinarySchema) { self.schema = schema }
+    public init(schema: BinarySchema) {
+        self.schema = schema
+        plan = SchemaPlan(schema)
+    }
 
     /// The encoded file and where each field landed.
     public struct Output: Sendable {
@@ -15,29 +19,26 @@ public struct SchemaEncoder: Sendable {
     }
 
     /// Encodes `value`, which must be a record of the schema's root type.
-    public func encode(_ value: SchemaValue) -> Output { encode(value, spans: true) }
+    public func encode(_ value: SchemaValue) -> Output { encode(value, recordsSpans: true) }
 
-    /// Encodes `value`; without `spans`, neither field spans (their paths and locations) nor
-    /// the value as written are kept: a structure-aware mutation needs only the bytes.
-    private func encode(_ value: SchemaValue, spans: Bool) -> Output {
-        guard case .record(let record) = value else { return Output(bytes: [], spans: [], value: value) }
-        var state = EncodeState(schema: schema, recordSpans: spans)
-        var fixed = record
-        let bytes = state.writeRecord(&fixed, definition: schema.root, path: "", location: [], parents: [], base: 0)
-        var out = bytes
+    /// Encodes without recording spans: the bytes only. Mutations re-encode a value for every
+    /// input they make, and spell out no field paths for it.
+    public func bytes(_ value: SchemaValue) -> [UInt8] { encode(value, recordsSpans: false).bytes }
+
+    private func encode(_ value: SchemaValue, recordsSpans: Bool) -> Output {
+        guard case .record(var fixed) = value else { return Output(bytes: [], spans: [], value: value) }
+        var state = EncodeState(plan: plan, recordsSpans: recordsSpans)
+        state.writeRecord(&fixed, type: plan.root)
         // Checksums last, in file order, so one may cover another.
         for patch in state.checksums.sorted(by: { $0.at < $1.at }) {
-            let sum = Int128(Checksum.compute(patch.algorithm, out, patch.from..<patch.at))
+            let sum = Int128(Checksum.compute(patch.algorithm, state.out[patch.from..<patch.at]))
             var encoded: [UInt8] = []
             IntegerCodec.encode(sum, width: patch.width, bigEndian: patch.bigEndian, into: &encoded)
-            out.replaceSubrange(patch.at..<(patch.at + patch.width), with: encoded)
-            if spans { fixed.set(.integer(sum), at: patch.location) }
+            state.out.replaceSubrange(patch.at..<(patch.at + patch.width), with: encoded)
+            if recordsSpans { fixed.set(.integer(sum), at: patch.location) }
         }
-        return Output(bytes: out, spans: state.spans, value: .record(fixed))
+        return Output(bytes: state.out, spans: state.spans, value: recordsSpans ? .record(fixed) : value)
     }
-
-    /// Encodes without recording spans: the bytes only.
-    public func bytes(_ value: SchemaValue) -> [UInt8] { encode(value, spans: false).bytes }
 }
 
 private struct ChecksumPatch {
@@ -49,142 +50,158 @@ private struct ChecksumPatch {
     var location: [Int]
 }
 
+/// One encoding, written into one buffer. With `recordsSpans` it notes where each field
+/// landed, with its path and location; without, it only writes bytes.
 private struct EncodeState {
-    let schema: BinarySchema
-    /// Whether spans are kept: without them no path or location is built.
-    let recordSpans: Bool
+    let plan: SchemaPlan
+    let recordsSpans: Bool
+    var out: [UInt8] = []
     var spans: [FieldSpan] = []
     var checksums: [ChecksumPatch] = []
+    /// The records being written, for expressions (their stream size is 0: it is not known yet).
+    var scopes = ScopeStack()
+    var path = FieldPath()
+    /// The location of the field being written in the value tree (kept with spans only).
+    var location: [Int] = []
+    /// Where each field of the open records starts in `out`.
+    var fieldStarts: [Int] = []
 
-    init(schema: BinarySchema, recordSpans: Bool = true) {
-        self.schema = schema
-        self.recordSpans = recordSpans
+    init(plan: SchemaPlan, recordsSpans: Bool) {
+        self.plan = plan
+        self.recordsSpans = recordsSpans
     }
 
-    /// Writes a record at absolute offset `base`, fixing its derived fields first.
-    mutating func writeRecord(
-        _ record: inout SchemaValue.Record, definition: TypeDefinition, path: String, location: [Int], parents: [Scope], base: Int
-    ) -> [UInt8] {
-        let seq = definition.seq
+    /// Appends a record to `out`, fixing its derived fields first; the path and location
+    /// already name it.
+    mutating func writeRecord(_ record: inout SchemaValue.Record, type: TypePlan) {
+        let seq = type.fields
         while record.values.count < seq.count { record.values.append(.absent) }
         // Derived counts and lengths: a sibling named by `repeat-expr` or `size` gets the
         // actual count or byte length, unless pinned.
-        for field in seq {
-            if case .count(let expression)? = field.repetition, case .array(let elements)? = record.value(of: field, in: seq) {
-                assign(expression, actual: Int128(elements.count), record: &record, seq: seq)
+        for plan in seq {
+            let field = plan.field
+            if case .count(let expression)? = field.repetition, case .array(let elements)? = record.value(of: plan, in: type) {
+                assign(expression, actual: Int128(elements.count), record: &record, type: type)
             }
-            if let expression = field.size, field.repetition == nil, let value = record.value(of: field, in: seq) {
-                if let length = byteLength(value, field: field, parents: parents, record: record, definition: definition) {
-                    assign(expression, actual: Int128(length), record: &record, seq: seq)
+            if let expression = field.size, field.repetition == nil, let value = record.value(of: plan, in: type) {
+                if let length = byteLength(value, record: record, type: type) {
+                    assign(expression, actual: Int128(length), record: &record, type: type)
                 }
             }
         }
+        // From here on, what expressions can see of the values does not change: the values
+        // written below are the same integers, byte strings, arrays of the same length and
+        // records.
+        scopes.push(type, streamSize: 0)
+        for value in record.values { scopes.append(ScopeValue(value)) }
         // Sizes that cannot be inverted (`len % 2` padding) follow the fields they depend on.
-        for (index, field) in seq.enumerated() where field.repetition == nil {
-            guard let expression = field.size, expression.referencedSibling == nil, case .bytes(let b) = record.values[index] else { continue }
-            let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: 0)
-            if let wanted = expression.evaluate({ resolve($0, scopes: parents + [scope], current: nil) }), wanted >= 0, wanted < 1 << 24,
-                Int(wanted) != b.count, !record.pinned.contains(index)
-            {
+        for (index, plan) in seq.enumerated() where plan.field.repetition == nil && !plan.sizeIsDerived {
+            guard let expression = plan.field.size, case .bytes(let b) = record.values[index] else { continue }
+            if let wanted = scopes.evaluate(expression), wanted >= 0, wanted < 1 << 24, Int(wanted) != b.count, !record.pinned.contains(index) {
                 record.values[index] = .bytes(Array(b.prefix(Int(wanted))) + Array(repeating: 0, count: max(0, Int(wanted) - b.count)))
+                scopes.set(.sized(Int(wanted)), at: index)
             }
         }
-        var out: [UInt8] = []
-        var fieldStarts: [Int] = []
-        for (index, field) in seq.enumerated() {
-            fieldStarts.append(base + out.count)
-            let fieldPath = recordSpans ? (path.isEmpty ? field.id : "\(path).\(field.id)") : ""
-            // The scopes a nested record's expressions see; built only for a nested record.
-            let streamPos = out.count
-            var built: [Scope]?
-            func scopes() -> [Scope] {
-                if let built { return built }
-                let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: streamPos)
-                let made = parents + [scope]
-                built = made
-                return made
+        let recordStart = out.count
+        let startsBase = fieldStarts.count
+        for index in seq.indices {
+            let plan = seq[index]
+            fieldStarts.append(out.count)
+            scopes.setStreamPos(out.count - recordStart)
+            let start = out.count
+            if recordsSpans {
+                path.push(plan.id)
+                location.append(index)
             }
-            let start = base + out.count
-            switch record.values[index] {
+            defer {
+                if recordsSpans {
+                    path.pop()
+                    location.removeLast()
+                }
+            }
+            // Taken out of the record while written, so that changing a nested record does
+            // not copy the arrays that hold it.
+            var value = record.values[index]
+            record.values[index] = .absent
+            switch value {
             case .absent:
                 continue
             case .array(var elements):
+                value = .absent
                 for j in elements.indices {
-                    let elementStart = base + out.count
-                    let elementPath = recordSpans ? "\(fieldPath)[\(j)]" : ""
-                    let elementLocation = recordSpans ? location + [index, j] : []
-                    out += writeElement(
-                        &elements[j], field: field, path: elementPath, location: elementLocation, scopes: scopes, base: base + out.count)
-                    if recordSpans {
-                        addSpan(
-                            field, path: elementPath, start: elementStart, end: base + out.count, location: elementLocation, seq: seq,
-                            instances: definition.instances)
+                    let elementStart = out.count
+                    if recordsSpans {
+                        path.push(index: j)
+                        location.append(j)
+                    }
+                    writeElement(&elements[j], plan: plan)
+                    if recordsSpans {
+                        addSpan(plan, start: elementStart)
+                        path.pop()
+                        location.removeLast()
                     }
                 }
                 record.values[index] = .array(elements)
             default:
-                var value = record.values[index]
-                out += writeElement(&value, field: field, path: fieldPath, location: location + [index], scopes: scopes, base: start)
+                writeElement(&value, plan: plan)
                 record.values[index] = value
-                if let checksum = field.checksum, !record.pinned.contains(index), let width = field.type.fixedWidth,
-                    case .integer(_, _, let endian) = field.type
+                if let checksum = plan.field.checksum, !record.pinned.contains(index), let width = plan.field.type.fixedWidth,
+                    case .integer = plan.field.type
                 {
-                    let from = checksum.from.flatMap { name in seq.firstIndex { $0.id == name }.map { fieldStarts[$0] } } ?? 0
                     checksums.append(
                         ChecksumPatch(
-                            at: start, width: width, bigEndian: (endian ?? schema.endian) == .big, from: from,
-                            algorithm: checksum.algorithm, location: location + [index]))
+                            at: start, width: width, bigEndian: plan.bigEndian, from: plan.checksumFrom.map { fieldStarts[startsBase + $0] } ?? 0,
+                            algorithm: checksum.algorithm, location: location))
                 }
             }
-            if recordSpans {
-                addSpan(field, path: fieldPath, start: start, end: base + out.count, location: location + [index], seq: seq, instances: definition.instances)
-            }
+            if recordsSpans { addSpan(plan, start: start) }
         }
-        return out + record.tail
+        fieldStarts.removeSubrange(startsBase...)
+        scopes.pop()
+        out += record.tail
     }
 
-    mutating func writeElement(
-        _ value: inout SchemaValue, field: Field, path: String, location: [Int], scopes: () -> [Scope], base: Int
-    ) -> [UInt8] {
-        var out: [UInt8] = []
+    mutating func writeElement(_ value: inout SchemaValue, plan: FieldPlan) {
+        let field = plan.field
         switch (field.type, value) {
-        case (.integer(let width, _, let endian), .integer(let v)):
-            IntegerCodec.encode(v, width: width, bigEndian: (endian ?? schema.endian) == .big, into: &out)
-        case (.float(let width, let endian), .float(let d)):
+        case (.integer(let width, _, _), .integer(let v)):
+            IntegerCodec.encode(v, width: width, bigEndian: plan.bigEndian, into: &out)
+        case (.float(let width, _), .float(let d)):
             let bits = width == 4 ? Int128(Float(d).bitPattern) : Int128(d.bitPattern)
-            IntegerCodec.encode(bits, width: width, bigEndian: (endian ?? schema.endian) == .big, into: &out)
+            IntegerCodec.encode(bits, width: width, bigEndian: plan.bigEndian, into: &out)
         case (.contents(let expected), .bytes(let b)):
-            out = b.isEmpty ? expected : b
-        case (.string(let zeroTerminated), .bytes(let b)):
-            out = b
-            if zeroTerminated, field.size == nil, !field.sizeEOS { out.append(0) }
+            out += b.isEmpty ? expected : b
+        case (.string, .bytes(let b)):
+            out += b
+            if plan.readsToZero { out.append(0) }
         case (.bytes, .bytes(let b)), (.switchOn, .bytes(let b)):
-            out = b
+            out += b
         case (.user, .record(var record)), (.switchOn, .record(var record)):
-            let definition = schema.types[record.typeName] ?? TypeDefinition(seq: [])
-            out = writeRecord(&record, definition: definition, path: path, location: location, parents: scopes(), base: base)
+            value = .absent
+            writeRecord(&record, type: self.plan.types[record.typeName] ?? self.plan.emptyType)
             value = .record(record)
         default:
             break  // a value that does not fit its field (a mutation's doing) writes nothing
         }
-        return out
     }
 
-    /// The byte length `value` will take, for a `size` field.
-    func byteLength(_ value: SchemaValue, field: Field, parents: [Scope], record: SchemaValue.Record, definition: TypeDefinition) -> Int? {
+    /// The byte length `value` will take, for a `size` field of `record`.
+    func byteLength(_ value: SchemaValue, record: SchemaValue.Record, type: TypePlan) -> Int? {
         switch value {
         case .bytes(let b): return b.count
         case .record(var sub):
-            var copy = EncodeState(schema: schema, recordSpans: false)
-            let def = schema.types[sub.typeName] ?? TypeDefinition(seq: [])
-            let scope = Scope(definition: definition, values: record.values.map { Optional($0) }, streamSize: 0, streamPos: 0)
-            return copy.writeRecord(&sub, definition: def, path: "", location: [], parents: parents + [scope], base: 0).count
+            var copy = EncodeState(plan: plan, recordsSpans: false)
+            copy.scopes = scopes
+            copy.scopes.push(type, streamSize: 0)
+            for value in record.values { copy.scopes.append(ScopeValue(value)) }
+            copy.writeRecord(&sub, type: plan.types[sub.typeName] ?? plan.emptyType)
+            return copy.out.count
         default: return nil
         }
     }
 
     /// Sets the field an expression names so that the expression yields `actual`.
-    func assign(_ expression: Expression, actual: Int128, record: inout SchemaValue.Record, seq: [Field]) {
+    func assign(_ expression: Expression, actual: Int128, record: inout SchemaValue.Record, type: TypePlan) {
         var target = expression
         var value = actual
         // Invert `name`, `name + k`, `name - k`, `name * k`.
@@ -199,28 +216,27 @@ private struct EncodeState {
             }
             target = left
         }
-        guard let name = target.siblingReference, let index = seq.firstIndex(where: { $0.id == name }),
+        guard let name = target.siblingReference, let index = type.index(of: name),
             !record.pinned.contains(index), index < record.values.count, case .integer = record.values[index]
         else { return }
         record.values[index] = .integer(value)
     }
 
-    mutating func addSpan(_ field: Field, path: String, start: Int, end: Int, location: [Int], seq: [Field], instances: [Field]) {
-        let isOffset = instances.contains { $0.position?.referencedSibling == field.id }
-        let isCount = seq.contains { if case .count(let e)? = $0.repetition { return e.referencedSibling == field.id } else { return false } }
-        let isLength = seq.contains { $0.size?.referencedSibling == field.id }
-        var width: Int?, signed = false, big = false
-        if case .integer(let w, let s, let e) = field.type {
+    /// Notes the span of a field (or element) written from `start` to the end of `out`.
+    mutating func addSpan(_ plan: FieldPlan, start: Int) {
+        let field = plan.field
+        var width: Int?, signed = false
+        if case .integer(let w, let s, _) = field.type {
             width = w
             signed = s
-            big = (e ?? schema.endian) == .big
         }
         spans.append(
             FieldSpan(
-                path: path, start: start, end: end, location: location, isCount: isCount, isLength: isLength,
+                path: path.rendered, start: start, end: out.count, location: location, isCount: plan.isCount, isLength: plan.isLength,
                 isVersion: field.version != nil, isChecksum: field.checksum != nil,
                 isString: { if case .string = field.type { return true } else { return false } }(),
-                isEnum: field.enumName != nil, isOffset: isOffset, integerWidth: width, signed: signed, bigEndian: big))
+                isEnum: field.enumName != nil, isOffset: plan.isOffset, integerWidth: width, signed: signed,
+                bigEndian: width != nil && plan.bigEndian))
     }
 }
 
@@ -234,8 +250,9 @@ extension Expression {
 }
 
 extension SchemaValue.Record {
-    func value(of field: Field, in seq: [Field]) -> SchemaValue? {
-        guard let index = seq.firstIndex(where: { $0.id == field.id }), index < values.count else { return nil }
+    /// The value of the first field of `type` with the id of `field`.
+    func value(of field: FieldPlan, in type: TypePlan) -> SchemaValue? {
+        guard let index = type.index(of: field.id), index < values.count else { return nil }
         return values[index]
     }
 

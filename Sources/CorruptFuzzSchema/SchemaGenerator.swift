@@ -24,31 +24,38 @@ public struct SchemaGenerator: Sendable {
 
     public let schema: BinarySchema
     public var limits: Limits
+    private let plan: SchemaPlan
+    private let encoder: SchemaEncoder
 
     public init(schema: BinarySchema, limits: Limits = .init()) {
         self.schema = schema
         self.limits = limits
+        plan = SchemaPlan(schema)
+        encoder = SchemaEncoder(schema: schema)
     }
 
     /// Draws one valid value.
     public func generate(using rng: inout FuzzRNG) -> SchemaValue {
-        .record(record(schema.root, typeName: schema.id, rng: &rng, parents: [], depth: 0))
+        var scopes = ScopeStack()
+        return .record(record(plan.root, typeName: schema.id, rng: &rng, scopes: &scopes, depth: 0))
     }
 
     /// Draws one valid file.
     public func generateFile(using rng: inout FuzzRNG) -> [UInt8] {
-        SchemaEncoder(schema: schema).bytes(generate(using: &rng))
+        encoder.bytes(generate(using: &rng))
     }
 
-    func record(_ definition: TypeDefinition, typeName: String, rng: inout FuzzRNG, parents: [Scope], depth: Int) -> SchemaValue.Record {
+    /// Draws a record of `type`; `scopes` holds the records it is drawn in, and expressions see
+    /// the fields drawn before (those after are not drawn yet and evaluate to nothing).
+    func record(_ type: TypePlan, typeName: String, rng: inout FuzzRNG, scopes: inout ScopeStack, depth: Int) -> SchemaValue.Record {
+        let definition = type.definition
         var values: [SchemaValue] = []
+        scopes.push(type, streamSize: 0)
+        for _ in definition.seq { scopes.append(.opaque) }
+        defer { scopes.pop() }
         for field in definition.seq {
-            let scope = Scope(
-                definition: definition, values: values.map { Optional($0) } + Array(repeating: nil, count: definition.seq.count - values.count), streamSize: 0,
-                streamPos: 0)
-            let scopes = parents + [scope]
-            let lookup: ([String]) -> Int128? = { resolve($0, scopes: scopes, current: nil) }
-            if let condition = field.condition, condition.evaluate(lookup) == 0 {
+            defer { scopes.set(ScopeValue(values[values.count - 1]), at: values.count - 1) }
+            if let condition = field.condition, scopes.evaluate(condition) == 0 {
                 values.append(.absent)
                 continue
             }
@@ -60,27 +67,26 @@ public struct SchemaGenerator: Sendable {
             if let repetition = field.repetition {
                 var count = 0
                 switch repetition {
-                case .count(let expression): count = Int(clamping: expression.evaluate(lookup) ?? 0)
+                case .count(let expression): count = Int(clamping: scopes.evaluate(expression) ?? 0)
                 case .untilEnd: count = rng.below(limits.maxElements + 1)
                 case .until: count = 1 + rng.below(limits.maxElements)
                 }
                 var elements: [SchemaValue] = []
                 for _ in 0..<max(0, count) {
-                    elements.append(element(field, rng: &rng, scopes: scopes, depth: depth))
+                    elements.append(element(field, rng: &rng, scopes: &scopes, depth: depth))
                 }
                 if field.order != nil { elements = ordered(elements, field: field) }
                 values.append(.array(elements))
             } else {
-                values.append(element(field, rng: &rng, scopes: scopes, depth: depth))
+                values.append(element(field, rng: &rng, scopes: &scopes, depth: depth))
             }
         }
         return SchemaValue.Record(typeName: typeName, values: values)
     }
 
-    func element(_ field: Field, rng: inout FuzzRNG, scopes: [Scope], depth: Int) -> SchemaValue {
-        let lookup: ([String]) -> Int128? = { resolve($0, scopes: scopes, current: nil) }
+    func element(_ field: Field, rng: inout FuzzRNG, scopes: inout ScopeStack, depth: Int) -> SchemaValue {
         func length() -> Int {
-            if let size = field.size { return Int(clamping: max(0, size.evaluate(lookup) ?? 0)) }
+            if let size = field.size { return Int(clamping: max(0, scopes.evaluate(size) ?? 0)) }
             return rng.below(limits.maxBytes + 1)
         }
         switch field.type {
@@ -96,20 +102,20 @@ public struct SchemaGenerator: Sendable {
             let count = zeroTerminated && field.size == nil ? rng.below(limits.maxBytes + 1) : length()
             return .bytes(text(bytes: count, ascii: zeroTerminated || field.encoding.uppercased() == "ASCII", rng: &rng))
         case .user(let name):
-            return user(name, rng: &rng, scopes: scopes, depth: depth, length: field.size == nil ? nil : length())
+            return user(name, rng: &rng, scopes: &scopes, depth: depth, length: field.size == nil ? nil : length())
         case .switchOn(let selector, let cases, let defaultType):
-            guard let key = selector.evaluate(lookup), let name = cases[key] ?? defaultType else {
+            guard let key = scopes.evaluate(selector), let name = cases[key] ?? defaultType else {
                 return .bytes((0..<length()).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
             }
-            return user(name, rng: &rng, scopes: scopes, depth: depth, length: nil)
+            return user(name, rng: &rng, scopes: &scopes, depth: depth, length: nil)
         }
     }
 
-    func user(_ name: String, rng: inout FuzzRNG, scopes: [Scope], depth: Int, length: Int?) -> SchemaValue {
-        guard let definition = schema.types[name], depth < limits.maxDepth else {
+    func user(_ name: String, rng: inout FuzzRNG, scopes: inout ScopeStack, depth: Int, length: Int?) -> SchemaValue {
+        guard let type = plan.types[name], depth < limits.maxDepth else {
             return .record(SchemaValue.Record(typeName: name, values: []))
         }
-        return .record(record(definition, typeName: name, rng: &rng, parents: scopes, depth: depth + 1))
+        return .record(record(type, typeName: name, rng: &rng, scopes: &scopes, depth: depth + 1))
     }
 
     /// The range a count/length field may take, if a sibling's `repeat-expr` or `size` names it.

@@ -363,7 +363,7 @@ public struct SchemaMutator: StructureAwareMutator {
         for span in encoded.spans where span.isChecksum {
             guard let width = span.integerWidth, let rule = checksumRule(at: span), span.end <= out.count else { continue }
             let from = rule.from.flatMap { name in encoded.spans.first { $0.path == name || $0.path.hasSuffix(".\(name)") }?.start } ?? 0
-            let sum = Int128(Checksum.compute(rule.algorithm, out, from..<span.start))
+            let sum = Int128(Checksum.compute(rule.algorithm, out[from..<span.start]))
             var replacement: [UInt8] = []
             IntegerCodec.encode(sum, width: width, bigEndian: span.bigEndian, into: &replacement)
             out.replaceSubrange(span.start..<span.end, with: replacement)

@@ -8,8 +8,12 @@ import CorruptFuzzCore
 /// A version newer than the app's stops at once: the rest of the layout may differ.
 public struct SchemaParser: Sendable {
     public let schema: BinarySchema
+    private let plan: SchemaPlan
 
-    public init(schema: BinarySchema) { self.schema = schema }
+    public init(schema: BinarySchema) {
+        self.schema = schema
+        plan = SchemaPlan(schema)
+    }
 
     /// The outcome of a parse.
     public struct Result: Sendable {
@@ -20,347 +24,312 @@ public struct SchemaParser: Sendable {
     }
 
     /// Parses and validates `bytes`.
-    public func parse(_ bytes: [UInt8]) -> Result { parse(bytes, stopAtFirst: false) }
-
-    /// Parses `bytes` and, with `stopAtFirst`, stops at the first broken rule (the first
-    /// violation of a full parse: broken rules are recorded in file order, before any later
-    /// structural error).
-    private func parse(_ bytes: [UInt8], stopAtFirst: Bool) -> Result {
+    public func parse(_ bytes: [UInt8]) -> Result {
         guard !bytes.isEmpty else {
             return Result(value: nil, violations: [.empty])
         }
-        var state = ParseState(bytes: bytes, schema: schema, stopAtFirst: stopAtFirst)
-        var stream = Stream(start: 0, end: bytes.count, pos: 0)
+        var state = ParseState(bytes: bytes, plan: plan, buildsValue: true)
         do {
-            let record = try state.readRecord(schema.root, typeName: schema.id, stream: &stream, parents: [])
-            if stream.pos < stream.end, !schema.allowsTrailingBytes {
-                state.violations.append(
-                    Violation(.corrupt, "\(stream.end - stream.pos) trailing bytes after the last field"))
-            }
-            return Result(value: .record(record), violations: state.violations)
+            let value = try state.readFile()
+            return Result(value: value, violations: state.violations)
         } catch {
             return Result(value: nil, violations: state.violations + [error])
         }
     }
 
-    /// The first violation in `bytes`, or nil when they are valid: what the reference
-    /// validator says about every input of a campaign, so the parse stops there.
-    public func firstViolation(_ bytes: [UInt8]) -> Violation? { parse(bytes, stopAtFirst: true).violations.first }
+    /// The first violation in `bytes`, or nil when they are valid: what `parse(bytes)` lists
+    /// first.
+    ///
+    /// This is the validator's question, asked for every input of a campaign, so it has its own
+    /// pass: it stops at the first broken rule (in file order, as `parse` records them, before
+    /// any later structural error) and builds no value tree, only what expressions can name.
+    public func firstViolation(_ bytes: [UInt8]) -> Violation? {
+        guard !bytes.isEmpty else { return .empty }
+        var state = ParseState(bytes: bytes, plan: plan, buildsValue: false)
+        do {
+            _ = try state.readFile()
+            return nil
+        } catch {
+            return error
+        }
+    }
 }
 
-/// Where the parse is, as the names and indices that lead there: a path string is written only
-/// for a violation (most fields break no rule, and a campaign parses every input).
-private enum PathPart {
-    case field(String)
-    case index(Int)
-}
-
+/// One parse. With `buildsValue` it reads the value tree and records every violation; without,
+/// it is the first-violation pass: a broken rule is thrown at once, and values are read only
+/// for what expressions can see of them (``ScopeValue``).
 private struct ParseState {
     let bytes: [UInt8]
-    let schema: BinarySchema
-    /// Whether the first broken rule ends the parse (``SchemaParser/firstViolation(_:)``).
-    let stopAtFirst: Bool
+    let plan: SchemaPlan
+    let buildsValue: Bool
     var violations: [Violation] = []
-    private var path: [PathPart] = []
+    var scopes = ScopeStack()
+    var path = FieldPath()
+    /// Where each field of the open records started, for checksums that start at a field.
+    var fieldStarts: [Int] = []
 
-    init(bytes: [UInt8], schema: BinarySchema, stopAtFirst: Bool) {
+    init(bytes: [UInt8], plan: SchemaPlan, buildsValue: Bool) {
         self.bytes = bytes
-        self.schema = schema
-        self.stopAtFirst = stopAtFirst
+        self.plan = plan
+        self.buildsValue = buildsValue
     }
 
-    /// `habits[2].num_dates`.
-    var pathString: String {
-        var text = ""
-        for part in path {
-            switch part {
-            case .field(let id):
-                if !text.isEmpty { text += "." }
-                text += id
-            case .index(let index):
-                text += "[\(index)]"
-            }
-        }
-        return text
-    }
+    /// A value and what expressions can see of it; without `buildsValue`, the value is `.absent`.
+    typealias Read = (value: SchemaValue, seen: ScopeValue)
 
     func fail(_ message: String, reason: Reason = .corrupt) -> Violation {
-        Violation(reason, message, at: pathString)
+        Violation(reason, message, at: path.rendered)
     }
 
-    /// Records a broken rule; the parse goes on, unless only the first one is wanted.
-    mutating func record(_ message: String) throws(Violation) {
+    /// Records a broken rule, or in the first-violation pass, ends the parse with it.
+    mutating func report(_ message: String) throws(Violation) {
         let violation = fail(message)
-        if stopAtFirst { throw violation }
+        if !buildsValue { throw violation }
         violations.append(violation)
     }
 
-    mutating func readRecord(
-        _ definition: TypeDefinition, typeName: String, stream: inout Stream, parents: [Scope]
-    ) throws(Violation) -> SchemaValue.Record {
-        var scope = Scope(definition: definition, values: [], streamSize: stream.end - stream.start, streamPos: 0)
-        scope.values.reserveCapacity(definition.seq.count)
-        var fieldStarts: [Int] = []
-        fieldStarts.reserveCapacity(definition.seq.count)
-        let depth = path.count
-        for field in definition.seq {
-            path.removeSubrange(depth...)
-            path.append(.field(field.id))
-            fieldStarts.append(stream.pos)
-            scope.streamPos = stream.pos - stream.start
-            // The scopes an expression sees; built only for a field that has one.
-            let current = scope
-            var built: [Scope]?
-            func scopes() -> [Scope] {
-                if let built { return built }
-                let made = parents + [current]
-                built = made
-                return made
-            }
-            // `!= nil` before `if let`: copying an absent optional expression still costs a
-            // call, for every field of every input.
-            if field.condition != nil, let condition = field.condition {
-                guard let holds = condition.evaluate({ resolve($0, scopes: scopes(), current: nil) }) else {
-                    throw fail("cannot evaluate if: \(condition)")
-                }
-                if holds == 0 {
-                    scope.values.append(.absent)
-                    continue
-                }
-            }
-            let value: SchemaValue
-            if let repetition = field.repetition {
-                var elements: [SchemaValue] = []
-                switch repetition {
-                case .count(let expression):
-                    guard let count = expression.evaluate({ resolve($0, scopes: scopes(), current: nil) }), count >= 0 else {
-                        throw fail("repeat count \(expression) is not a non-negative number")
-                    }
-                    // Every element takes at least one byte (or its fixed width): a count that
-                    // cannot fit in what remains is a lie, caught before anything is allocated.
-                    let minimum = Int128(field.type.fixedWidth ?? 1)
-                    if count * minimum > Int128(stream.remaining) {
-                        throw fail("\(count) elements of \(minimum) bytes need \(count * minimum) bytes, \(stream.remaining) left")
-                    }
-                    elements.reserveCapacity(Int(count))
-                    for index in 0..<Int(count) {
-                        path.append(.index(index))
-                        elements.append(try readElement(field, stream: &stream, scopes: scopes, previous: elements.last))
-                        path.removeLast()
-                    }
-                case .untilEnd:
-                    while stream.remaining > 0 {
-                        path.append(.index(elements.count))
-                        elements.append(try readElement(field, stream: &stream, scopes: scopes, previous: elements.last))
-                        path.removeLast()
-                    }
-                case .until(let expression):
-                    while true {
-                        path.append(.index(elements.count))
-                        let element = try readElement(field, stream: &stream, scopes: scopes, previous: elements.last)
-                        path.removeLast()
-                        elements.append(element)
-                        guard let done = expression.evaluate({ resolve($0, scopes: scopes(), current: element) }) else {
-                            throw fail("cannot evaluate repeat-until: \(expression)")
-                        }
-                        if done != 0 { break }
-                        if stream.remaining == 0 { throw fail("ends before repeat-until \(expression) holds") }
-                    }
-                }
-                value = .array(elements)
-            } else {
-                value = try readElement(field, stream: &stream, scopes: scopes, previous: nil)
-            }
-            scope.values.append(value)
-            if field.checksum != nil, let checksum = field.checksum, case .integer(let stored) = value {
-                let from = checksum.from.flatMap { name in definition.seq.firstIndex { $0.id == name }.map { fieldStarts[$0] } } ?? 0
-                let computed = Int128(Checksum.compute(checksum.algorithm, bytes, from..<fieldStarts[fieldStarts.count - 1]))
-                if stored != computed {
-                    try record("\(checksum.algorithm.rawValue) stored \(hex(stored)) != computed \(hex(computed))")
-                }
-            }
+    mutating func readFile() throws(Violation) -> SchemaValue {
+        var stream = Stream(start: 0, end: bytes.count, pos: 0)
+        let record = try readRecord(plan.root, typeName: plan.id, stream: &stream)
+        if stream.pos < stream.end, !plan.allowsTrailingBytes {
+            try report("\(stream.end - stream.pos) trailing bytes after the last field")
         }
-        path.removeSubrange(depth...)
-        var record = SchemaValue.Record(typeName: typeName, values: scope.values.map { $0 ?? .absent })
-        if !definition.instances.isEmpty {
+        return record
+    }
+
+    /// Reads a record of `type`; the path already names it.
+    mutating func readRecord(_ type: TypePlan, typeName: String, stream: inout Stream) throws(Violation) -> SchemaValue {
+        scopes.push(type, streamSize: stream.end - stream.start)
+        let startsBase = fieldStarts.count
+        var values: [SchemaValue] = []
+        if buildsValue { values.reserveCapacity(type.fields.count) }
+        for plan in type.fields {
+            path.push(plan.id)
+            if type.notesFieldStarts { fieldStarts.append(stream.pos) }
+            scopes.setStreamPos(stream.pos - stream.start)
+            let read = try readField(plan, stream: &stream)
+            if let checksum = plan.field.checksum, case .integer(let stored) = read.seen {
+                let from = plan.checksumFrom.map { fieldStarts[startsBase + $0] } ?? 0
+                let computed = Int128(Checksum.compute(checksum.algorithm, bytes[from..<fieldStarts[fieldStarts.count - 1]]))
+                if stored != computed {
+                    try report("\(checksum.algorithm.rawValue) stored \(hex(stored)) != computed \(hex(computed))")
+                }
+            }
+            scopes.append(read.seen)
+            if buildsValue { values.append(read.value) }
+            path.pop()
+        }
+        var record = SchemaValue.Record(typeName: typeName, values: buildsValue ? values : [])
+        if !type.instances.isEmpty {
             let seqEnd = stream.pos
             var covered = seqEnd
-            scope.streamPos = stream.pos - stream.start
-            let scopes = parents + [scope]
-            for instance in definition.instances {
-                path.append(.field(instance.id))
-                guard let position = instance.position,
-                    let pos = position.evaluate({ resolve($0, scopes: scopes, current: nil) })
-                else {
+            scopes.setStreamPos(stream.pos - stream.start)
+            for instance in type.instances {
+                path.push(instance.id)
+                guard let position = instance.field.position, let pos = scopes.evaluate(position) else {
                     throw fail("cannot evaluate pos")
                 }
                 guard pos >= 0, pos <= Int128(stream.end - stream.start) else {
                     throw fail("pos \(pos) is outside the stream (0...\(stream.end - stream.start))")
                 }
                 var sub = Stream(start: stream.start, end: stream.end, pos: stream.start + Int(pos))
-                record.instances.append(try readElement(instance, stream: &sub, scopes: { scopes }, previous: nil))
+                let read = try readElement(instance, stream: &sub, previous: nil)
+                if buildsValue { record.instances.append(read.value) }
                 covered = max(covered, sub.pos)
-                path.removeLast()
+                path.pop()
             }
-            record.tail = Array(bytes[seqEnd..<covered])
+            if buildsValue { record.tail = Array(bytes[seqEnd..<covered]) }
             stream.pos = covered
         }
-        return record
+        fieldStarts.removeSubrange(startsBase...)
+        scopes.pop()
+        return buildsValue ? .record(record) : .absent
     }
 
-    mutating func readElement(
-        _ field: Field, stream: inout Stream, scopes: () -> [Scope], previous: SchemaValue?
-    ) throws(Violation) -> SchemaValue {
+    /// Reads one `seq` field: absent when its `if` fails, else its element or elements.
+    mutating func readField(_ plan: FieldPlan, stream: inout Stream) throws(Violation) -> Read {
+        let field = plan.field
+        if let condition = field.condition {
+            guard let holds = scopes.evaluate(condition) else {
+                throw fail("cannot evaluate if: \(condition)")
+            }
+            if holds == 0 { return (.absent, .opaque) }
+        }
+        guard let repetition = field.repetition else {
+            return try readElement(plan, stream: &stream, previous: nil)
+        }
+        var elements: [SchemaValue] = []
+        var count = 0
+        var previous: ScopeValue?
+        func add(_ read: Read) {
+            if buildsValue { elements.append(read.value) }
+            count += 1
+            previous = read.seen
+        }
+        switch repetition {
+        case .count(let expression):
+            guard let total = scopes.evaluate(expression), total >= 0 else {
+                throw fail("repeat count \(expression) is not a non-negative number")
+            }
+            // Every element takes at least one byte (or its fixed width): a count that
+            // cannot fit in what remains is a lie, caught before anything is allocated.
+            let minimum = Int128(field.type.fixedWidth ?? 1)
+            if total * minimum > Int128(stream.remaining) {
+                throw fail("\(total) elements of \(minimum) bytes need \(total * minimum) bytes, \(stream.remaining) left")
+            }
+            if buildsValue { elements.reserveCapacity(Int(total)) }
+            for index in 0..<Int(total) {
+                path.push(index: index)
+                add(try readElement(plan, stream: &stream, previous: previous?.integer))
+                path.pop()
+            }
+        case .untilEnd:
+            while stream.remaining > 0 {
+                path.push(index: count)
+                add(try readElement(plan, stream: &stream, previous: previous?.integer))
+                path.pop()
+            }
+        case .until(let expression):
+            while true {
+                path.push(index: count)
+                let element = try readElement(plan, stream: &stream, previous: previous?.integer)
+                path.pop()
+                add(element)
+                guard let done = scopes.evaluate(expression, current: element.seen) else {
+                    throw fail("cannot evaluate repeat-until: \(expression)")
+                }
+                if done != 0 { break }
+                if stream.remaining == 0 { throw fail("ends before repeat-until \(expression) holds") }
+            }
+        }
+        return (buildsValue ? .array(elements) : .absent, .sized(count))
+    }
+
+    /// Reads one element; the path names it. `previous` is the element before, for `-order`.
+    mutating func readElement(_ plan: FieldPlan, stream: inout Stream, previous: Int128?) throws(Violation) -> Read {
+        let field = plan.field
         func size() throws(Violation) -> Int {
             if field.sizeEOS { return stream.remaining }
             guard let expression = field.size else { throw fail("needs a size") }
-            guard let size = expression.evaluate({ resolve($0, scopes: scopes(), current: nil) }) else {
+            guard let size = scopes.evaluate(expression) else {
                 throw fail("cannot evaluate size \(expression)")
             }
             guard size >= 0 else { throw fail("size \(size) is negative") }
             guard size <= Int128(stream.remaining) else { throw fail("needs \(size) bytes, \(stream.remaining) left") }
             return Int(size)
         }
-        func take(_ count: Int) throws(Violation) -> ArraySlice<UInt8> {
+        func take(_ count: Int) throws(Violation) -> Range<Int> {
             guard count <= stream.remaining else { throw fail("needs \(count) bytes, \(stream.remaining) left") }
             defer { stream.pos += count }
-            return bytes[stream.pos..<(stream.pos + count)]
+            return stream.pos..<(stream.pos + count)
+        }
+        func bytesRead(_ range: Range<Int>) -> Read {
+            (buildsValue ? .bytes(Array(bytes[range])) : .absent, .sized(range.count))
         }
 
         switch field.type {
         case .contents(let expected):
             let got = try take(expected.count)
-            if !got.elementsEqual(expected) { throw fail("expected contents \(describe(expected))") }
-            return .bytes(expected)
-        case .integer(let width, let signed, let endian):
-            let raw = try take(width)
-            let value = IntegerCodec.decode(raw, signed: signed, bigEndian: (endian ?? schema.endian) == .big)
-            try check(field, value, previous: previous, scopes: scopes)
-            return .integer(value)
-        case .float(let width, let endian):
-            let raw = IntegerCodec.decode(try take(width), signed: false, bigEndian: (endian ?? schema.endian) == .big)
+            if !bytes[got].elementsEqual(expected) { throw fail("expected contents \(describe(expected))") }
+            return (.bytes(expected), .sized(expected.count))
+        case .integer(let width, let signed, _):
+            let value = IntegerCodec.decode(bytes, at: try take(width), signed: signed, bigEndian: plan.bigEndian)
+            try check(field, value, previous: previous)
+            return (.integer(value), .integer(value))
+        case .float(let width, _):
+            let raw = IntegerCodec.decode(bytes, at: try take(width), signed: false, bigEndian: plan.bigEndian)
             let double = width == 4 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))) : Double(bitPattern: UInt64(truncatingIfNeeded: raw))
-            return .float(double)
+            return (.float(double), .opaque)
         case .bytes:
-            return .bytes(Array(try take(try size())))
-        case .string(let zeroTerminated):
-            let raw: [UInt8]
-            if zeroTerminated, field.size == nil, !field.sizeEOS {
+            return bytesRead(try take(try size()))
+        case .string:
+            let range: Range<Int>
+            if plan.readsToZero {
                 guard let zero = bytes[stream.pos..<stream.end].firstIndex(of: 0) else { throw fail("has no terminating zero byte") }
-                raw = Array(bytes[stream.pos..<zero])
+                range = stream.pos..<zero
                 stream.pos = zero + 1
             } else {
-                raw = Array(try take(try size()))
+                range = try take(try size())
             }
-            try checkText(raw, encoding: field.encoding)
-            return .bytes(raw)
+            try checkText(range, plan.textCheck)
+            return bytesRead(range)
         case .user(let name):
             let length = field.size != nil || field.sizeEOS ? try size() : nil
-            return try readUser(name, stream: &stream, scopes: scopes(), length: length)
+            return try readUser(name, stream: &stream, length: length)
         case .switchOn(let selector, let cases, let defaultType):
-            guard let key = selector.evaluate({ resolve($0, scopes: scopes(), current: nil) }) else {
+            guard let key = scopes.evaluate(selector) else {
                 throw fail("cannot evaluate switch-on \(selector)")
             }
             let length = field.size != nil || field.sizeEOS ? try size() : nil
             guard let name = cases[key] ?? defaultType else {
-                return .bytes(Array(try take(length ?? 0)))
+                return bytesRead(try take(length ?? 0))
             }
-            return try readUser(name, stream: &stream, scopes: scopes(), length: length)
+            return try readUser(name, stream: &stream, length: length)
         }
     }
 
-    mutating func readUser(
-        _ name: String, stream: inout Stream, scopes: [Scope], length: Int?
-    ) throws(Violation) -> SchemaValue {
-        guard let definition = schema.types[name] else { throw fail("unknown type \(name)") }
+    mutating func readUser(_ name: String, stream: inout Stream, length: Int?) throws(Violation) -> Read {
+        guard let type = plan.types[name] else { throw fail("unknown type \(name)") }
         if let length {
             var sub = Stream(start: stream.pos, end: stream.pos + length, pos: stream.pos)
-            let record = try readRecord(definition, typeName: name, stream: &sub, parents: scopes)
+            let record = try readRecord(type, typeName: name, stream: &sub)
             if sub.pos < sub.end {
-                try self.record("\(sub.end - sub.pos) unused bytes at the end of \(name)")
+                try report("\(sub.end - sub.pos) unused bytes at the end of \(name)")
             }
             stream.pos += length
-            return .record(record)
+            return (record, .opaque)
         }
-        return .record(try readRecord(definition, typeName: name, stream: &stream, parents: scopes))
+        return (try readRecord(type, typeName: name, stream: &stream), .opaque)
     }
 
-    mutating func check(_ field: Field, _ value: Int128, previous: SchemaValue?, scopes: () -> [Scope]) throws(Violation) {
-        // Each rule is read where it is (`field.valid?.min`): copying a whole constraint
-        // retains its expression and list, for every integer of every input.
-        if let current = field.version?.current, value > current {
-            throw fail("\(value) is newer than supported \(current)", reason: .unsupportedVersion)
-        }
-        if field.valid != nil {
-            if let eq = field.valid?.equals, value != eq { try record("\(value) is not \(eq)") }
-            if let min = field.valid?.min, value < min { try record("\(value) is below min \(min)") }
-            if let max = field.valid?.max, value > max { try record("\(value) exceeds max \(max)") }
-            if field.valid?.anyOf != nil, let any = field.valid?.anyOf, !any.contains(value) { try record("\(value) is not one of \(any)") }
-            if field.valid?.expression != nil, let expression = field.valid?.expression,
-                expression.evaluate({ resolve($0, scopes: scopes(), current: .integer(value)) }) == 0
-            {
-                try record("\(value) breaks \(expression)")
+    mutating func check(_ field: Field, _ value: Int128, previous: Int128?) throws(Violation) {
+        if let version = field.version {
+            if value > version.current {
+                throw fail("\(value) is newer than supported \(version.current)", reason: .unsupportedVersion)
             }
         }
-        if field.enumName != nil, let name = field.enumName, let known = schema.enums[name], known[value] == nil {
-            try record("\(value) is not a known \(name)")
+        if let valid = field.valid {
+            if let eq = valid.equals, value != eq { try report("\(value) is not \(eq)") }
+            if let min = valid.min, value < min { try report("\(value) is below min \(min)") }
+            if let max = valid.max, value > max { try report("\(value) exceeds max \(max)") }
+            if let any = valid.anyOf, !any.contains(value) { try report("\(value) is not one of \(any)") }
+            if let expression = valid.expression, scopes.evaluate(expression, current: .integer(value)) == 0 {
+                try report("\(value) breaks \(expression)")
+            }
         }
-        if let order = field.order, let last = previous?.integer {
+        if let name = field.enumName, let known = plan.enums[name], known[value] == nil {
+            try report("\(value) is not a known \(name)")
+        }
+        if let order = field.order, let last = previous {
             if order == .strictlyIncreasing ? value <= last : value < last {
-                try record("\(value) is not after \(last)")
+                try report("\(value) is not after \(last)")
             }
         }
     }
 
-    mutating func checkText(_ raw: [UInt8], encoding: String) throws(Violation) {
-        // The usual spellings first: upper-casing the name allocates, for every string field.
-        let name = encoding == "UTF-8" || encoding == "ASCII" ? encoding : encoding.uppercased()
-        switch name {
-        case "UTF-8", "UTF8":
-            if !UTF8Check.isValid(raw) { try record("invalid UTF-8") }
-        case "ASCII":
-            if raw.contains(where: { $0 >= 0x80 }) { try record("not ASCII") }
-        default:
+    mutating func checkText(_ range: Range<Int>, _ check: FieldPlan.TextCheck) throws(Violation) {
+        switch check {
+        case .utf8:
+            if !isValidUTF8(bytes[range]) { try report("invalid UTF-8") }
+        case .ascii:
+            if bytes[range].contains(where: { $0 >= 0x80 }) { try report("not ASCII") }
+        case .none:
             break
         }
     }
 }
 
-/// Whether bytes are well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
-/// past U+10FFFF), without building the string: every string field of every input is checked.
-enum UTF8Check {
-    static func isValid(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            var i = 0
-            let n = buffer.count
-            while i < n {
-                let b0 = buffer[i]
-                if b0 < 0x80 {
-                    i += 1
-                    continue
-                }
-                func continuation(_ k: Int) -> Bool { i + k < n && buffer[i + k] & 0xC0 == 0x80 }
-                switch b0 {
-                case 0xC2...0xDF:
-                    guard continuation(1) else { return false }
-                    i += 2
-                case 0xE0...0xEF:
-                    guard continuation(1), continuation(2) else { return false }
-                    let b1 = buffer[i + 1]
-                    if b0 == 0xE0 && b1 < 0xA0 { return false }  // overlong
-                    if b0 == 0xED && b1 >= 0xA0 { return false }  // a surrogate
-                    i += 3
-                case 0xF0...0xF4:
-                    guard continuation(1), continuation(2), continuation(3) else { return false }
-                    let b1 = buffer[i + 1]
-                    if b0 == 0xF0 && b1 < 0x90 { return false }  // overlong
-                    if b0 == 0xF4 && b1 >= 0x90 { return false }  // past U+10FFFF
-                    i += 4
-                default:
-                    return false
-                }
-            }
-            return true
+/// Whether `bytes` are well-formed UTF-8, as `String(validating:as:)` decides, without making
+/// the string.
+func isValidUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {
+    if !bytes.contains(where: { $0 >= 0x80 }) { return true }
+    var decoder = UTF8()
+    var iterator = bytes.makeIterator()
+    while true {
+        switch decoder.decode(&iterator) {
+        case .scalarValue: continue
+        case .emptyInput: return true
+        case .error: return false
         }
     }
 }

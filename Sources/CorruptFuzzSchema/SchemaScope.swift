@@ -6,53 +6,137 @@ struct Stream {
     var remaining: Int { end - pos }
 }
 
-/// Names and values in scope while evaluating expressions.
-struct Scope {
-    var definition: TypeDefinition
-    var values: [SchemaValue?]
-    var streamSize: Int
-    var streamPos: Int
+/// What an expression can learn of a field's value: its number, or its element count or byte
+/// length (`name.size`). Records, floats and absent fields evaluate to nothing, so scopes keep
+/// no more than this and never retain the value tree.
+enum ScopeValue {
+    case integer(Int128)
+    /// An array's element count, or the length of a byte, string or contents field.
+    case sized(Int)
+    case opaque
 
-    func value(named name: String) -> SchemaValue? {
-        guard let index = definition.seq.firstIndex(where: { $0.id == name }), index < values.count else { return nil }
-        return values[index]
+    init(_ value: SchemaValue) {
+        switch value {
+        case .integer(let v): self = .integer(v)
+        case .bytes(let b): self = .sized(b.count)
+        case .array(let a): self = .sized(a.count)
+        default: self = .opaque
+        }
+    }
+
+    var integer: Int128? {
+        if case .integer(let v) = self { return v }
+        return nil
     }
 }
 
-/// Resolves a reference path against a stack of scopes (innermost last).
-func resolve(_ path: [String], scopes: [Scope], current: SchemaValue?) -> Int128? {
-    guard var scopeIndex = scopes.indices.last else { return nil }
-    var rest = path[...]
-    while let head = rest.first {
-        switch head {
-        case "_":
-            guard rest.count == 1 || rest.dropFirst().first == "size" else { return nil }
-            if rest.count == 2, case .bytes(let b)? = current { return Int128(b.count) }
-            return current?.integer
-        case "_parent": scopeIndex -= 1
-        case "_root": scopeIndex = 0
-        case "_io":
-            guard scopeIndex >= 0, let what = rest.dropFirst().first else { return nil }
-            let scope = scopes[scopeIndex]
-            switch what {
-            case "size": return Int128(scope.streamSize)
-            case "pos": return Int128(scope.streamPos)
-            case "eof": return scope.streamPos >= scope.streamSize ? 1 : 0
-            default: return nil
-            }
-        default:
-            guard scopeIndex >= 0, let value = scopes[scopeIndex].value(named: head) else { return nil }
-            if rest.count == 2, rest.last == "size" {
-                switch value {
-                case .array(let a): return Int128(a.count)
-                case .bytes(let b): return Int128(b.count)
+/// The records being read or written, innermost last, with the values expressions can name.
+///
+/// Pushed on entering a record and popped on leaving it, so that nothing is allocated per field:
+/// the values of all open records share one array, each record's from its frame's `base`.
+struct ScopeStack {
+    struct Frame {
+        let type: TypePlan
+        let base: Int
+        var count = 0
+        var streamSize: Int
+        var streamPos = 0
+    }
+
+    private(set) var frames: [Frame] = []
+    private var values: [ScopeValue] = []
+
+    mutating func push(_ type: TypePlan, streamSize: Int) {
+        frames.append(Frame(type: type, base: values.count, streamSize: streamSize))
+    }
+
+    mutating func pop() {
+        values.removeSubrange(frames.removeLast().base...)
+    }
+
+    /// Adds a value to the innermost record (the next field's, in schema order).
+    mutating func append(_ value: ScopeValue) {
+        values.append(value)
+        frames[frames.count - 1].count += 1
+    }
+
+    /// Replaces the innermost record's value at `index`.
+    mutating func set(_ value: ScopeValue, at index: Int) {
+        values[frames[frames.count - 1].base + index] = value
+    }
+
+    /// The read or write position in the innermost record, for `_io.pos`.
+    mutating func setStreamPos(_ pos: Int) {
+        frames[frames.count - 1].streamPos = pos
+    }
+
+    /// Resolves a reference path (innermost record last); `current` is `_`.
+    func resolve(_ path: [String], current: ScopeValue?) -> Int128? {
+        guard var scopeIndex = frames.indices.last else { return nil }
+        var rest = path[...]
+        while let head = rest.first {
+            switch head {
+            case "_":
+                guard rest.count == 1 || rest.dropFirst().first == "size" else { return nil }
+                if rest.count == 2, case .sized(let count)? = current { return Int128(count) }
+                return current?.integer
+            case "_parent": scopeIndex -= 1
+            case "_root": scopeIndex = 0
+            case "_io":
+                guard scopeIndex >= 0, let what = rest.dropFirst().first else { return nil }
+                let frame = frames[scopeIndex]
+                switch what {
+                case "size": return Int128(frame.streamSize)
+                case "pos": return Int128(frame.streamPos)
+                case "eof": return frame.streamPos >= frame.streamSize ? 1 : 0
                 default: return nil
                 }
+            default:
+                guard scopeIndex >= 0 else { return nil }
+                let frame = frames[scopeIndex]
+                guard let index = frame.type.index(of: head), index < frame.count else { return nil }
+                let value = values[frame.base + index]
+                if rest.count == 2, rest.last == "size" {
+                    if case .sized(let count) = value { return Int128(count) }
+                    return nil
+                }
+                return rest.count == 1 ? value.integer : nil
             }
-            return rest.count == 1 ? value.integer : nil
+            if scopeIndex < 0 { return nil }
+            rest = rest.dropFirst()
         }
-        if scopeIndex < 0 { return nil }
-        rest = rest.dropFirst()
+        return nil
     }
-    return nil
+
+    /// Evaluates `expression` against the open records.
+    func evaluate(_ expression: Expression, current: ScopeValue? = nil) -> Int128? {
+        expression.evaluate { resolve($0, current: current) }
+    }
+}
+
+/// A field path (`habits[2].name_len`) kept as its parts while reading or writing, and spelled
+/// out only when a violation or span needs it: most fields never do.
+struct FieldPath {
+    enum Component {
+        case field(String)
+        case index(Int)
+    }
+
+    private var components: [Component] = []
+
+    mutating func push(_ id: String) { components.append(.field(id)) }
+    mutating func push(index: Int) { components.append(.index(index)) }
+    mutating func pop() { components.removeLast() }
+
+    /// `habits[2].name_len`: ids joined by dots, indices in brackets.
+    var rendered: String {
+        var out = ""
+        for component in components {
+            switch component {
+            case .field(let id): out = out.isEmpty ? id : "\(out).\(id)"
+            case .index(let index): out = "\(out)[\(index)]"
+            }
+        }
+        return out
+    }
 }

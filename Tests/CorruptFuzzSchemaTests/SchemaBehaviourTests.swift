@@ -332,23 +332,3 @@ struct SchemaFirstViolationTests {
         }
     }
 }
-
-@Suite("Binary schemas: UTF-8 checked without building strings")
-struct UTF8CheckTests {
-    @Test("the check agrees with the standard library on random and tricky byte strings")
-    func agreesWithStandardLibrary() {
-        var rng = FuzzRNG(seed: 3)
-        let tricky: [[UInt8]] = [
-            [0xC0, 0x80], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x8F, 0xBF, 0xBF],
-            Array("héllo wörld ✓ 🏃".utf8), [0xE2, 0x9C], [0x80], [0xF5, 0x80, 0x80, 0x80],
-        ]
-        var cases = tricky
-        for _ in 0..<20_000 {
-            // Mostly UTF-8 lead and continuation bytes, where the edge cases are.
-            cases.append((0..<rng.below(8)).map { _ in UInt8(truncatingIfNeeded: rng.oneIn(3) ? rng.next() : 0x80 | rng.next() & 0x7F) })
-        }
-        for bytes in cases {
-            #expect(UTF8Check.isValid(bytes) == (String(validating: bytes, as: UTF8.self) != nil), "\(bytes)")
-        }
-    }
-}
