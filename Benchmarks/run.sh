@@ -80,4 +80,4 @@ row "hardened friend-list loader: --jobs 2 (vs --jobs 1)" "$two" "$(ratio "$two"
 row "hardened friend-list loader: --worker (vs one process per input)" "$worker" "$(ratio "$worker" "$one")"
 
 echo
-bash Benchmarks/Speed/run.sh "$seconds"
+bash Benchmarks/Speed/run.sh "$seconds" 3

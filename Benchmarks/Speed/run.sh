@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # In-process speed beside libFuzzer, on the same loader (the hardened habit loader), the same
 # seeds and the same machine, in one run: prints every rate and the ratios.
-#   bash Benchmarks/Speed/run.sh [seconds]
+#   bash Benchmarks/Speed/run.sh [seconds] [rounds]
+#
+# The four run one after the other, `rounds` times (default 3), and each rate is the median of
+# its rounds: on a shared virtual machine one run can be 30% slower than the next, so the
+# measurements are interleaved rather than run in blocks.
 #
 # 1. libFuzzer, loader only: a -sanitize=fuzzer harness that calls HardenedHabitLoader.load
 #    and nothing else (Benchmarks/Speed/libfuzzer-habit.swift): it sees crashes only.
@@ -15,6 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds="${1:-10}"
+rounds="${2:-3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -27,7 +32,9 @@ swiftc -O -sanitize=fuzzer -parse-as-library -module-name HabitFuzz \
 rate_libfuzzer() {
     rm -rf "$work/corpus" && mkdir -p "$work/corpus" && cp Corpus/habits/*.habits "$work/corpus/"
     local n
-    n=$(cd "$work" && SWIFT_BACKTRACE=enable=no "$1" -max_total_time="$seconds" -print_final_stats=1 "$work/corpus" 2>&1 \
+    # A fuzzer that stops early (a finding, a broken build) prints no total: the rate is 0
+    # and the row says so, rather than the script ending there.
+    n=$( (cd "$work" && SWIFT_BACKTRACE=enable=no "$1" -max_total_time="$seconds" -print_final_stats=1 "$work/corpus" 2>&1 || true) \
         | awk '/stat::number_of_executed_units/ {n=$2} END {print n + 0}')
     echo $((n / seconds))
 }
@@ -41,14 +48,24 @@ rate_corrupt() {
     echo "$line" | sed -E 's/.* = ([0-9]+) inputs\/s.*/\1/'
 }
 
-loader_only=$(rate_libfuzzer "$work/habit-libfuzzer")
-crashes=$(rate_corrupt crashes)
-check=$(rate_corrupt check)
-bridge=$(rate_libfuzzer "$PWD/Fuzz/.build/release/HabitLoaderHardenedFuzzer")
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+: >"$work/loader_only" >"$work/crashes" >"$work/check" >"$work/bridge"
+for round in $(seq 1 "$rounds"); do
+    rate_libfuzzer "$work/habit-libfuzzer" >>"$work/loader_only"
+    rate_corrupt crashes >>"$work/crashes"
+    rate_corrupt check >>"$work/check"
+    rate_libfuzzer "$PWD/Fuzz/.build/release/HabitLoaderHardenedFuzzer" >>"$work/bridge"
+done
+for name in loader_only crashes check bridge; do echo "$name: $(tr '\n' ' ' <"$work/$name")" >&2; done
+loader_only=$(median <"$work/loader_only")
+crashes=$(median <"$work/crashes")
+check=$(median <"$work/check")
+bridge=$(median <"$work/bridge")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / (b > 0 ? b : 1) }'; }
-printf '%-66s %10s %8s\n' "measurement (hardened habit loader, ${seconds}s each)" "inputs/s" "ratio"
+printf '%-66s %10s %8s\n' "hardened habit loader, ${seconds}s each, median of ${rounds} rounds" "inputs/s" "ratio"
 printf '%-66s %10s\n' "libFuzzer, loader only" "$loader_only"
 printf '%-66s %10s %8s\n' "corrupt-fuzz in-process, crashes only (vs libFuzzer, loader only)" "$crashes" "$(ratio "$crashes" "$loader_only")"
 printf '%-66s %10s %8s\n' "corrupt-fuzz in-process, full check (vs libFuzzer, loader only)" "$check" "$(ratio "$check" "$loader_only")"
-printf '%-66s %10s %8s\n' "libFuzzer, full check through the bridge (vs corrupt-fuzz's check)" "$bridge" "$(ratio "$bridge" "$check")"
+printf '%-66s %10s %8s\n' "libFuzzer, full check through the bridge" "$bridge" ""
+printf '%-66s %10s %8s\n' "corrupt-fuzz full check vs libFuzzer full check" "" "$(ratio "$check" "$bridge")"
