@@ -91,7 +91,7 @@ public struct SchemaMutator: StructureAwareMutator {
     public func shrinkCandidates(of value: SchemaValue) -> [SchemaValue] {
         var out: [SchemaValue] = []
         var arrays: [[Int]] = []
-        collectArrays(value, location: [], into: &arrays)
+        Prepared.collectArrays(value, location: [], into: &arrays)
         for location in arrays {
             guard case .array(let elements)? = value.value(at: location) else { continue }
             for index in elements.indices.reversed().prefix(16) {
@@ -207,18 +207,6 @@ public struct SchemaMutator: StructureAwareMutator {
         }
         let value = encoded.value.setting(.array(elements), at: location)
         return Mutation(bytes: encoder.bytes(value), name: action, expectation: nil)
-    }
-
-    private func collectArrays(_ value: SchemaValue, location: [Int], into arrays: inout [[Int]]) {
-        switch value {
-        case .array(let elements):
-            arrays.append(location)
-            for (i, e) in elements.enumerated() { collectArrays(e, location: location + [i], into: &arrays) }
-        case .record(let record):
-            for (i, v) in record.values.enumerated() { collectArrays(v, location: location + [i], into: &arrays) }
-        default:
-            break
-        }
     }
 
     // MARK: - Lying mutations
@@ -434,7 +422,8 @@ struct Prepared: Sendable {
         arrayPaths = arrays.map { location in output.spans.first { $0.location == location }?.path ?? "array" }
     }
 
-    private static func collectArrays(_ value: SchemaValue, location: [Int], into arrays: inout [[Int]]) {
+    /// The locations of every array in `value`, outer ones first.
+    static func collectArrays(_ value: SchemaValue, location: [Int], into arrays: inout [[Int]]) {
         switch value {
         case .array(let elements):
             arrays.append(location)

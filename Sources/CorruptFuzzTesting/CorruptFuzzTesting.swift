@@ -52,10 +52,7 @@ public func assertLoaderSurvivesCorruption<Value>(
     let (report, warnings) = runCheck(
         id: id, format: format, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
         replayHint: SwiftTestingRerun.replayHint(), load: load, validate: validate)
-    for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
-    for finding in report.findings {
-        Issue.record(Comment(rawValue: "corrupt-fuzz \(id): \(finding)"), sourceLocation: sourceLocation)
-    }
+    recordIssues(id, report, warnings, sourceLocation)
     return report
 }
 
@@ -91,11 +88,16 @@ public func assertLoaderSurvivesCorruption<Value>(
     let (report, warnings) = runCheck(
         id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
         replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil)
+    recordIssues(id, report, warnings, sourceLocation)
+    return report
+}
+
+/// One Swift Testing issue per finding, the warnings printed.
+private func recordIssues(_ id: String, _ report: CorruptFuzzReport, _ warnings: [String], _ sourceLocation: SourceLocation) {
     for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
     for finding in report.findings {
         Issue.record(Comment(rawValue: "corrupt-fuzz \(id): \(finding)"), sourceLocation: sourceLocation)
     }
-    return report
 }
 
 /// Re-running the current Swift Testing test in a worker process.
@@ -131,10 +133,7 @@ extension XCTestCase {
         let (report, warnings) = runCheck(
             id: id, format: format, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
             replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: validate)
-        for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
-        for finding in report.findings {
-            XCTFail("corrupt-fuzz \(id): \(finding)", file: file, line: line)
-        }
+        failTest(id, report, warnings, file: file, line: line)
         return report
     }
 
@@ -148,11 +147,16 @@ extension XCTestCase {
         let (report, warnings) = runCheck(
             id: id, format: nil, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
             replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: nil)
+        failTest(id, report, warnings, file: file, line: line)
+        return report
+    }
+
+    /// One XCTest failure per finding, the warnings printed.
+    private func failTest(_ id: String, _ report: CorruptFuzzReport, _ warnings: [String], file: StaticString, line: UInt) {
         for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
         for finding in report.findings {
             XCTFail("corrupt-fuzz \(id): \(finding)", file: file, line: line)
         }
-        return report
     }
 
     /// `Module.Class/testMethod`, as the XCTest runner's filter reads it.
