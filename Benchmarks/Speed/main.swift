@@ -24,18 +24,22 @@ let regressions = FileManager.default.temporaryDirectory.appendingPathComponent(
 defer { try? FileManager.default.removeItem(at: regressions) }
 let options = CorruptFuzzOptions(runs: runs, isolation: .inProcess, regressions: regressions)
 
+// The bytes the loader was given, for the mean input length printed beside the rate.
+nonisolated(unsafe) var loadedBytes = 0
 let report: CorruptFuzzReport
 switch mode {
 case "crashes":
     report = verifyLoaderSurvivesCorruption("speed", seeds: seeds, options: options) { data in
-        try HardenedHabitLoader.load([UInt8](data))
+        loadedBytes += data.count
+        return try HardenedHabitLoader.load([UInt8](data))
     }
 default:
     let format = try SchemaFormat(ksyPath: root.appendingPathComponent("Corpus/schemas/habit-tracker.ksy").path)
     report = verifyLoaderSurvivesCorruption("speed", format: format, seeds: seeds, options: options) { data in
-        try HardenedHabitLoader.load([UInt8](data))
+        loadedBytes += data.count
+        return try HardenedHabitLoader.load([UInt8](data))
     }
 }
 print(
-    "corrupt-fuzz in-process (\(mode)): \(report.executions) inputs in \(String(format: "%.2f", report.seconds)) s = \(Int(report.executionsPerSecond)) inputs/s, \(report.findings.count) findings"
+    "corrupt-fuzz in-process (\(mode)): \(report.executions) inputs in \(String(format: "%.2f", report.seconds)) s = \(Int(report.executionsPerSecond)) inputs/s, \(report.findings.count) findings, mean input \(loadedBytes / max(1, report.executions)) bytes"
 )

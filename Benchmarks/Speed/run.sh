@@ -34,8 +34,9 @@ rate_libfuzzer() {
     local n
     # A fuzzer that stops early (a finding, a broken build) prints no total: the rate is 0
     # and the row says so, rather than the script ending there.
-    n=$( (cd "$work" && SWIFT_BACKTRACE=enable=no "$1" -max_total_time="$seconds" -print_final_stats=1 "$work/corpus" 2>&1 || true) \
-        | awk '/stat::number_of_executed_units/ {n=$2} END {print n + 0}')
+    (cd "$work" && SWIFT_BACKTRACE=enable=no "$1" -max_total_time="$seconds" -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1 || true)
+    grep -h "mean input" "$work/log" >&2 || true
+    n=$(awk '/stat::number_of_executed_units/ {n=$2} END {print n + 0}' "$work/log")
     echo $((n / seconds))
 }
 

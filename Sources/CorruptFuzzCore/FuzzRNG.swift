@@ -44,6 +44,20 @@ public struct FuzzRNG: RandomNumberGenerator, Sendable, Hashable {
         return Int(truncatingIfNeeded: next(upperBound: UInt64(bound)))
     }
 
+    /// Returns an integer in `range` whose magnitude is uniform: a bit width is drawn first,
+    /// then a value of that width, so 300...70_000 gives as many values under 1,000 as over
+    /// 10,000 (a uniform draw would give over 10,000 six times in seven). For sizes: large
+    /// inputs stay possible but cost what they find. `range` must not be negative.
+    public mutating func logUniform(_ range: ClosedRange<Int>) -> Int {
+        precondition(range.lowerBound >= 0, "range must not be negative")
+        let lowWidth = Int.bitWidth - range.lowerBound.leadingZeroBitCount
+        let highWidth = Int.bitWidth - range.upperBound.leadingZeroBitCount
+        let width = lowWidth + below(highWidth - lowWidth + 1)
+        let low = Swift.max(range.lowerBound, width == 0 ? 0 : 1 << (width - 1))
+        let high = Swift.min(range.upperBound, width == 0 ? 0 : (1 << width) - 1)
+        return low + below(high - low + 1)
+    }
+
     /// Returns true with probability `1 / n`.
     @inlinable
     public mutating func oneIn(_ n: Int) -> Bool { below(n) == 0 }

@@ -475,41 +475,99 @@ public final class Campaign: @unchecked Sendable {
     }
 }
 
-/// The messages of a campaign, each normalized once: a message counts up to its first quote
-/// (what follows quotes the data, which would make every input new), for 100 bytes at most,
-/// with its numbers as `#` (``Normalize/message(_:)``). The same few messages come back on
-/// most inputs, so a lookup replaces the work; the memory starts over at 4,096 messages.
+/// The messages of a campaign as behaviour keys: a message counts up to its first quote (what
+/// follows quotes the data, which would make every input new), for 100 bytes at most, with its
+/// numbers as `#` (``Normalize/message(_:)``). It runs a few times for every input, and most
+/// messages differ only in their numbers (`habits[2].dates[7]`), so the key is a hash of the
+/// normalized text computed in one pass over the message's bytes, with nothing built or looked
+/// up; only a message that names its rule (`… [rule: NAME]`) takes the general path, once.
 struct NormalizedMessages {
     private var keys: [String: Int] = [:]
 
-    /// The last few messages asked for (the loader's, a path, the validator's): most inputs
-    /// repeat them, and comparing is cheaper than hashing.
-    private var recent: [(message: String, key: Int)] = []
-    private var nextRecent = 0
-
     /// A hash of the normalized `message`.
     mutating func key(_ message: String) -> Int {
-        for entry in recent where entry.message == message { return entry.key }
-        let made = lookUp(message)
-        if recent.count < 4 {
-            recent.append((message, made))
-        } else {
-            recent[nextRecent] = (message, made)
-            nextRecent = (nextRecent + 1) % 4
-        }
-        return made
+        var message = message
+        if let key = message.withUTF8({ Self.streamingKey($0) }) { return key }
+        return lookUp(message)
     }
 
     private mutating func lookUp(_ message: String) -> Int {
         if let known = keys[message] { return known }
         if keys.count >= 4096 { keys.removeAll(keepingCapacity: true) }
         let utf8 = message.utf8
-        let end = utf8.firstIndex { $0 == UInt8(ascii: "'") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "<") } ?? utf8.endIndex
+        let end = utf8.firstIndex { Self.endsText($0) } ?? utf8.endIndex
         let unquoted = String(decoding: utf8[..<end].prefix(100), as: UTF8.self)
         let made = Normalize.message(unquoted).hashValue
         keys[message] = made
         return made
     }
+
+    @inline(__always) private static func endsText(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "'") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "<")
+    }
+
+    /// FNV-1a over the bytes ``Normalize/message(_:)`` would give for the message's first 100
+    /// bytes before a quote; nil when that text names a rule (it ends in `]`).
+    static func streamingKey(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = text.baseAddress else { return Int(truncatingIfNeeded: FNV.offset) }
+        var end = 0
+        let limit = min(text.count, 100)
+        while end < limit, !endsText(base[end]) { end += 1 }
+        if end > 0, base[end - 1] == UInt8(ascii: "]") { return nil }
+        var hash = FNV.offset
+        var i = 0
+        while i < end {
+            let byte = base[i]
+            guard isAlphanumeric(byte) else {
+                hash = FNV.add(byte, to: hash)
+                i += 1
+                continue
+            }
+            // One word: `#` if it is a number, else the word with its digit runs as `#`.
+            var wordEnd = i
+            var allHex = true, hasDigit = false
+            while wordEnd < end, isAlphanumeric(base[wordEnd]) {
+                allHex = allHex && isHexDigit(base[wordEnd])
+                hasDigit = hasDigit || isDigit(base[wordEnd])
+                wordEnd += 1
+            }
+            var hexLiteral = wordEnd - i > 2 && byte == UInt8(ascii: "0") && (base[i + 1] | 0x20) == UInt8(ascii: "x")
+            if hexLiteral {
+                for j in (i + 2)..<wordEnd where !isHexDigit(base[j]) {
+                    hexLiteral = false
+                    break
+                }
+            }
+            if hexLiteral || (allHex && hasDigit) {
+                hash = FNV.add(UInt8(ascii: "#"), to: hash)
+            } else if !hasDigit {
+                for j in i..<wordEnd { hash = FNV.add(base[j], to: hash) }
+            } else {
+                var inDigits = false
+                for j in i..<wordEnd {
+                    if isDigit(base[j]) {
+                        if !inDigits { hash = FNV.add(UInt8(ascii: "#"), to: hash) }
+                        inDigits = true
+                    } else {
+                        hash = FNV.add(base[j], to: hash)
+                        inDigits = false
+                    }
+                }
+            }
+            i = wordEnd
+        }
+        return Int(truncatingIfNeeded: hash)
+    }
+
+    /// 64-bit FNV-1a.
+    enum FNV {
+        static let offset: UInt64 = 0xcbf2_9ce4_8422_2325
+        @inline(__always) static func add(_ byte: UInt8, to hash: UInt64) -> UInt64 { (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    }
+
+    @inline(__always) private static func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }
+    @inline(__always) private static func isHexDigit(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20) &- 0x61 < 6 }
+    @inline(__always) private static func isAlphanumeric(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20) &- 0x61 < 26 }
 }
 
 /// The verdicts a validator gave on recent inputs. A third of a campaign's inputs repeat one
@@ -524,12 +582,37 @@ final class VerdictMemory: @unchecked Sendable {
     private var known: [Key: Verdict] = [:]
     private var bytes = 0
 
-    /// An input as a key: hashed in one pass over its bytes (an array of bytes hashes them one
-    /// by one).
-    private struct Key: Hashable {
+    /// An input as a key: its bytes and a hash of them, eight bytes at a time (SipHash over
+    /// every byte, the Hasher's, costs more than many validators). Equal keys have equal
+    /// bytes; the hash only spreads them.
+    struct Key: Hashable {
         let bytes: [UInt8]
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        let hash: UInt64
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+            hash = bytes.withUnsafeBytes { Self.hash($0) }
+        }
+
+        static func == (a: Key, b: Key) -> Bool { a.hash == b.hash && a.bytes == b.bytes }
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        /// A multiply-and-rotate hash of 64-bit words (the tail zero-padded), with the length.
+        static func hash(_ raw: UnsafeRawBufferPointer) -> UInt64 {
+            let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
+            var h = UInt64(raw.count) &* prime
+            var offset = 0
+            while offset + 8 <= raw.count {
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                h = ((h ^ word) &* prime).rotateLeft(31)
+                offset += 8
+            }
+            if offset < raw.count {
+                var word: UInt64 = 0
+                for i in offset..<raw.count { word |= UInt64(raw[i]) << (8 * UInt64(i - offset)) }
+                h = ((h ^ word) &* prime).rotateLeft(31)
+            }
+            return (h ^ (h >> 29)) &* prime
         }
     }
 
@@ -573,6 +656,10 @@ struct UnsafeMutableSendableBuffer<Element>: @unchecked Sendable {
         get { base[index] }
         nonmutating set { base[index] = newValue }
     }
+}
+
+extension UInt64 {
+    fileprivate func rotateLeft(_ n: UInt64) -> UInt64 { self << n | self >> (64 - n) }
 }
 
 extension Duration {

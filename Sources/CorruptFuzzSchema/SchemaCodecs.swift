@@ -50,11 +50,24 @@ public enum IntegerCodec {
 
 /// Checksums a schema can name.
 public enum Checksum {
-    private static let crcTable: [UInt32] = (0..<256).map { n in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
+    /// CRC-32 (the zlib polynomial) tables for slicing by 8: table k (at 256 * k) gives a byte's
+    /// contribution k bytes before the end of an 8-byte block, so a block costs eight lookups
+    /// and no dependency from byte to byte.
+    private static let crcTables: [UInt32] = {
+        var tables = [UInt32](repeating: 0, count: 8 * 256)
+        for n in 0..<256 {
+            var c = UInt32(n)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            tables[n] = c
+        }
+        for k in 1..<8 {
+            for n in 0..<256 {
+                let previous = tables[256 * (k - 1) + n]
+                tables[256 * k + n] = tables[Int(previous & 0xFF)] ^ (previous >> 8)
+            }
+        }
+        return tables
+    }()
 
     public static func compute(_ algorithm: ChecksumRule.Algorithm, _ bytes: some Sequence<UInt8>) -> UInt32 {
         // Files and their slices are contiguous: sum them from a buffer, without the generic
@@ -66,9 +79,25 @@ public enum Checksum {
     private static func compute(_ algorithm: ChecksumRule.Algorithm, buffer bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         switch algorithm {
         case .crc32:
-            return crcTable.withUnsafeBufferPointer { table in
+            return crcTables.withUnsafeBufferPointer { t in
                 var crc: UInt32 = 0xFFFF_FFFF
-                for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+                let raw = UnsafeRawBufferPointer(bytes)
+                var i = 0
+                while i + 8 <= raw.count {
+                    let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                    let low = UInt32(truncatingIfNeeded: word) ^ crc
+                    let high = UInt32(truncatingIfNeeded: word >> 32)
+                    crc =
+                        t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
+                        ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
+                        ^ t[3 * 256 + Int(high & 0xFF)] ^ t[2 * 256 + Int((high >> 8) & 0xFF)]
+                        ^ t[256 + Int((high >> 16) & 0xFF)] ^ t[Int(high >> 24)]
+                    i += 8
+                }
+                while i < raw.count {
+                    crc = t[Int((crc ^ UInt32(raw[i])) & 0xFF)] ^ (crc >> 8)
+                    i += 1
+                }
                 return crc ^ 0xFFFF_FFFF
             }
         case .adler32:

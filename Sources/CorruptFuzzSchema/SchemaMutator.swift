@@ -163,7 +163,7 @@ public struct SchemaMutator: StructureAwareMutator {
             let replacement: [UInt8]
             switch choice {
             case "empty": replacement = []
-            case "long": replacement = Array(repeating: UInt8(ascii: "A"), count: 300 + rng.below(70_000))
+            case "long": replacement = Array(repeating: UInt8(ascii: "A"), count: rng.logUniform(300...70_300))
             default: replacement = generator.text(bytes: rng.below(40), ascii: false, rng: &rng)
             }
             value = value.setting(.bytes(replacement), at: span.location)
@@ -193,7 +193,7 @@ public struct SchemaMutator: StructureAwareMutator {
             action = "remove \(path)[\(i)]"
         case 1 where !elements.isEmpty:
             let i = rng.below(elements.count)
-            let copies = rng.oneIn(4) ? 100 + rng.below(1000) : 1
+            let copies = rng.oneIn(4) ? rng.logUniform(100...1_100) : 1
             elements.insert(contentsOf: repeatElement(elements[i], count: copies), at: i)
             action = "duplicate \(path)[\(i)]x\(copies)"
         case 2 where elements.count >= 2:

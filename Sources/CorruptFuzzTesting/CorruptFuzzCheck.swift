@@ -105,9 +105,11 @@ func runLoader<Value>(
 
 /// A rejection's reason word and message. Both take reflection (microseconds, more than most
 /// loaders spend on a corrupt file), so an error that is `Hashable` is described once per
-/// distinct value and looked up after that. The lookup runs on every rejected input: each
-/// error type gets its own table, found by the type's identity, so no input pays for a
-/// protocol-conformance lookup or an `AnyHashable` box.
+/// distinct value and looked up after that. The lookup runs on every rejected input, so it
+/// is built to cost little more than hashing the error: each error type gets its own table,
+/// found by the type's identity (the last type asked for is kept apart), and the error is
+/// opened as its own type rather than cast (a cast from `any Error` costs runtime metadata
+/// lookups on every call). One lock is taken per lookup.
 final class RejectionDescriber: @unchecked Sendable {
     static let shared = RejectionDescriber()
     /// Distinct errors remembered per error type; the memory is cleared when it is full.
@@ -115,20 +117,37 @@ final class RejectionDescriber: @unchecked Sendable {
 
     private let lock = NSLock()
     private var byType: [ObjectIdentifier: any ErrorDescriptions] = [:]
+    private var lastType: ObjectIdentifier?
+    private var lastTable: (any ErrorDescriptions)?
 
     func describe(_ error: any Error) -> (reason: Reason, message: String) {
         let type = ObjectIdentifier(Swift.type(of: error))
         // lock() and unlock() rather than withLock: its generic result type costs a metadata
         // lookup on every call, from outside Foundation.
         lock.lock()
-        let known = byType[type]
+        let table: (any ErrorDescriptions)?
+        if lastType == type {
+            table = lastTable
+        } else {
+            table = byType[type]
+            if table != nil { (lastType, lastTable) = (type, table) }
+        }
+        if let table, let found = table.find(error) {
+            lock.unlock()
+            return found
+        }
         lock.unlock()
-        if let known { return known.describe(error) }
-        let descriptions = Self.descriptions(for: error)
+        // Not known: described outside the lock (reflection may take a while), then stored.
+        let made = (reason: reasonWord(for: error), message: String(describing: error))
         lock.lock()
-        byType[type] = descriptions
-        lock.unlock()
-        return descriptions.describe(error)
+        defer { lock.unlock() }
+        let stored = table ?? Self.descriptions(for: error)
+        if table == nil {
+            byType[type] = stored
+            (lastType, lastTable) = (type, stored)
+        }
+        stored.store(error, made)
+        return made
     }
 
     /// The table for `error`'s type. The type itself must be Hashable: any error converts to a
@@ -142,57 +161,49 @@ final class RejectionDescriber: @unchecked Sendable {
     }
 }
 
-/// How the errors of one type are described.
-private protocol ErrorDescriptions: AnyObject, Sendable {
-    func describe(_ error: any Error) -> (reason: Reason, message: String)
+/// How the errors of one type are described: found and stored by the describer, under its
+/// lock.
+private protocol ErrorDescriptions: AnyObject {
+    func find<T: Error>(_ error: T) -> (reason: Reason, message: String)?
+    func store<T: Error>(_ error: T, _ description: (reason: Reason, message: String))
 }
 
 /// Errors that are not Hashable: described every time.
 private final class Undescribed: ErrorDescriptions {
-    func describe(_ error: any Error) -> (reason: Reason, message: String) {
-        (reasonWord(for: error), String(describing: error))
-    }
+    func find<T: Error>(_ error: T) -> (reason: Reason, message: String)? { nil }
+    func store<T: Error>(_ error: T, _ description: (reason: Reason, message: String)) {}
 }
 
-/// The descriptions of one Hashable error type's values, found by the value's hash: code
-/// generic over the error type is not specialized here (the type is known only at run time),
-/// and every generic step then costs metadata lookups, so only the hash is generic. Two
-/// distinct errors of one campaign share a 64-bit hash with a chance of about 1 in 10^12
-/// (4,096 values remembered), which would give the second the first's message.
-private final class Described<E: Hashable>: ErrorDescriptions, @unchecked Sendable {
-    private let table = DescriptionTable()
-
-    func describe(_ error: any Error) -> (reason: Reason, message: String) {
-        guard let value = error as? E else { return (reasonWord(for: error), String(describing: error)) }
-        let key = value.hashValue
-        if let found = table.find(key) { return found }
-        let made = (reason: reasonWord(for: error), message: String(describing: error))
-        table.store(key, made)
-        return made
-    }
-}
-
-/// Descriptions by hash, with the last few looked up kept apart: a loader rejects most
-/// inputs with the same few errors, and comparing four numbers is cheaper than a dictionary.
-private final class DescriptionTable: @unchecked Sendable {
-    private let lock = NSLock()
+/// The descriptions of one Hashable error type's values, found by the value's hash, with the
+/// last few looked up kept apart: a loader rejects most inputs with the same few errors, and
+/// comparing four numbers is cheaper than a dictionary. Code generic over the error type is
+/// not specialized here (the type is known only at run time), and every generic step then
+/// costs metadata lookups, so only the hash is generic. Two distinct errors of one campaign
+/// share a 64-bit hash with a chance of about 1 in 10^12 (4,096 values remembered), which
+/// would give the second the first's message.
+private final class Described<E: Hashable>: ErrorDescriptions {
     private var known: [Int: (reason: Reason, message: String)] = [:]
     private var recentKeys: [Int] = []
     private var recent: [(reason: Reason, message: String)] = []
     private var nextRecent = 0
 
-    func find(_ key: Int) -> (reason: Reason, message: String)? {
-        lock.lock()
-        defer { lock.unlock() }
+    /// The error's hash: the opened error is this table's type (one value of an `any Error`
+    /// box has one dynamic type), read in place as `E`.
+    private func key<T: Error>(_ error: T) -> Int? {
+        guard T.self == E.self else { return nil }
+        return withUnsafePointer(to: error) { $0.withMemoryRebound(to: E.self, capacity: 1) { $0.pointee.hashValue } }
+    }
+
+    func find<T: Error>(_ error: T) -> (reason: Reason, message: String)? {
+        guard let key = key(error) else { return nil }
         for index in recentKeys.indices where recentKeys[index] == key { return recent[index] }
         guard let found = known[key] else { return nil }
         remember(key, found)
         return found
     }
 
-    func store(_ key: Int, _ description: (reason: Reason, message: String)) {
-        lock.lock()
-        defer { lock.unlock() }
+    func store<T: Error>(_ error: T, _ description: (reason: Reason, message: String)) {
+        guard let key = key(error) else { return }
         if known.count >= RejectionDescriber.capacity { known.removeAll(keepingCapacity: true) }
         known[key] = description
         remember(key, description)

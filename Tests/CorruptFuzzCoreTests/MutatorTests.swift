@@ -82,3 +82,26 @@ struct MutatorTests {
         #expect(IntegerField.read(bytes, at: 0, width: 4, bigEndian: false) == 0x0102_0304)
     }
 }
+
+@Suite("Random choices")
+struct FuzzRNGTests {
+    @Test("logUniform stays in its range and spreads over its magnitudes")
+    func logUniform() {
+        var rng = FuzzRNG(seed: 3)
+        var small = 0, large = 0
+        for _ in 0..<10_000 {
+            let value = rng.logUniform(300...70_300)
+            #expect((300...70_300).contains(value))
+            if value < 1_000 { small += 1 }
+            if value > 10_000 { large += 1 }
+        }
+        // Widths 9 to 17 bits are equally likely: about 2 of the 9 fall under 1,000 (all of
+        // 300...511 and most of 512...1,023), about 3.6 over 10,000 (most of 8,192...16,383 and
+        // all of widths 15 to 17); a uniform draw would give 1% and 86%.
+        #expect(small > 1_700 && small < 2_700, "\(small)")
+        #expect(large > 3_500 && large < 4_600, "\(large)")
+        for range in [0...0, 0...1, 5...5, 1...1_000_000, 1_023...1_024] {
+            for _ in 0..<200 { #expect(range.contains(rng.logUniform(range))) }
+        }
+    }
+}

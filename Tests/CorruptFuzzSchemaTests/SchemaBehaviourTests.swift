@@ -332,3 +332,38 @@ struct SchemaFirstViolationTests {
         }
     }
 }
+
+@Suite("Checksums")
+struct ChecksumTests {
+    /// CRC-32 one bit at a time, as the definition reads.
+    static func bitwiseCRC32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    @Test("CRC-32 gives the standard check values")
+    func knownValues() {
+        #expect(Checksum.compute(.crc32, Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(Checksum.compute(.crc32, [UInt8]()) == 0)
+        #expect(Checksum.compute(.crc32, Array("The quick brown fox jumps over the lazy dog".utf8)) == 0x414F_A339)
+        #expect(Checksum.compute(.adler32, Array("Wikipedia".utf8)) == 0x11E6_0398)
+    }
+
+    @Test("CRC-32 eight bytes at a time equals the bitwise definition at every length and alignment")
+    func slicingMatchesDefinition() {
+        var rng = FuzzRNG(seed: 7)
+        let data = (0..<600).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        for start in 0..<9 {
+            for length in Array(0..<40) + [63, 64, 65, 255, 256, 511, 591] where start + length <= data.count {
+                let slice = Array(data[start..<(start + length)])
+                #expect(Checksum.compute(.crc32, slice) == Self.bitwiseCRC32(slice), "start \(start) length \(length)")
+                // A slice of a larger array reads from its own start.
+                #expect(Checksum.compute(.crc32, data[start..<(start + length)]) == Self.bitwiseCRC32(slice))
+            }
+        }
+    }
+}

@@ -160,8 +160,10 @@ struct SchemaEquivalenceTests {
         #expect(digest.value == Self.expectedDigest, "digest \(String(digest.value, radix: 16))")
     }
 
-    /// The digest the interpreter gave before its fast paths.
-    static let expectedDigest: UInt64 = 0x52d6_b18b_952a_266d
+    /// The digest the interpreter gave before its fast paths (0x52d6_b18b_952a_266d), changed
+    /// on purpose once since: long strings and duplicated elements of consistent mutations
+    /// take log-uniform sizes (``FuzzRNG/logUniform(_:)``) instead of uniform ones.
+    static let expectedDigest: UInt64 = 0x2367_d115_be79_f412
 }
 
 /// FNV-1a over everything added, so that two runs (or two implementations) can be compared.
