@@ -81,12 +81,73 @@ extension ArchivePreflight {
             throw Problem("trailer: \(referenceSize)-byte references cannot name \(objectCount) objects")
         }
         let objectsEnd = Int(tableStart)
+        var offsets: [Int] = []
+        offsets.reserveCapacity(Int(objectCount))
         for index in 0..<Int(objectCount) {
             let offset = number(bytes, at: objectsEnd + index * offsetSize, width: offsetSize)
             guard offset >= 8, offset < tableStart else { throw Problem("offsets[\(index)]: \(offset) is outside the object area 8..<\(tableStart)") }
             if let problem = markerProblem(bytes[Int(offset)]) { throw Problem("objects[\(index)]: \(problem)") }
             if let problem = stringProblem(bytes, at: Int(offset), before: objectsEnd) { throw Problem("objects[\(index)]: \(problem)") }
+            if bytes[Int(offset)] >> 4 == 0x4 {
+                // Data: Foundation skips an object no other names, whatever its length says.
+                guard let (count, start) = objectLength(bytes, at: Int(offset), before: objectsEnd) else {
+                    throw Problem("objects[\(index)]: a length that is not an integer")
+                }
+                guard count <= UInt64(objectsEnd - start) else { throw Problem("objects[\(index)]: data runs past the objects") }
+            }
+            offsets.append(Int(offset))
         }
+        for (index, offset) in offsets.enumerated() {
+            try checkContainer(bytes, objects: offsets, at: offset, before: objectsEnd, referenceSize: referenceSize, named: "objects[\(index)]")
+        }
+    }
+
+    /// The references of the array or dictionary at `offset`, if it is one: each names an
+    /// object of the file, and a dictionary's keys are distinct strings. PropertyListSerialization
+    /// reads a reference past the last object and a key written twice without a word (keeping
+    /// one of the two values); both were found by a 3-minute `--worker` campaign.
+    static func checkContainer(_ bytes: [UInt8], objects: [Int], at offset: Int, before end: Int, referenceSize: Int, named here: String) throws(Problem) {
+        let kind = bytes[offset] >> 4
+        guard kind == 0xA || kind == 0xD else { return }
+        guard let (count, start) = objectLength(bytes, at: offset, before: end) else { throw Problem("\(here): a count that is not an integer") }
+        let references = kind == 0xD ? count &* 2 : count
+        guard count <= UInt64(end), references &* UInt64(referenceSize) <= UInt64(end - start) else {
+            throw Problem("\(here): \(count) entries run past the objects")
+        }
+        var keys = Set<String>()
+        for entry in 0..<Int(references) {
+            let reference = number(bytes, at: start + entry * referenceSize, width: referenceSize)
+            guard reference < UInt64(objects.count) else {
+                throw Problem("\(here): reference \(reference) is not below the \(objects.count) objects")
+            }
+            guard kind == 0xD, entry < Int(count) else { continue }
+            guard let key = string(bytes, at: objects[Int(reference)], before: end) else { throw Problem("\(here): a key is not a string") }
+            guard keys.insert(key).inserted else { throw Problem("\(here): the key \"\(key.prefix(40))\" is there twice") }
+        }
+    }
+
+    /// The count in an object's marker and where its content starts: the low four bits, or
+    /// after them an integer object of 1, 2, 4 or 8 bytes.
+    static func objectLength(_ bytes: [UInt8], at offset: Int, before end: Int) -> (count: UInt64, start: Int)? {
+        let count = UInt64(bytes[offset] & 0x0F)
+        let start = offset + 1
+        guard count == 0x0F else { return (count, start) }
+        guard start < end, bytes[start] >> 4 == 0x1, bytes[start] & 0x0F <= 3 else { return nil }
+        let width = 1 << Int(bytes[start] & 0x0F)
+        guard width < end - start else { return nil }
+        return (number(bytes, at: start + 1, width: width), start + 1 + width)
+    }
+
+    /// The string object at `offset` (ASCII or UTF-16, already checked by ``stringProblem``),
+    /// or nil when the object is not a string.
+    static func string(_ bytes: [UInt8], at offset: Int, before end: Int) -> String? {
+        let kind = bytes[offset] >> 4
+        guard kind == 0x5 || kind == 0x6, let (count, start) = objectLength(bytes, at: offset, before: end) else { return nil }
+        let size = Int(kind == 0x5 ? count : count &* 2)
+        guard size <= end - start else { return nil }
+        if kind == 0x5 { return String(decoding: bytes[start..<(start + size)], as: UTF8.self) }
+        let units = stride(from: start, to: start + size, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+        return String(decoding: units, as: UTF16.self)
     }
 
     /// What is wrong with an object's marker byte, if anything: only the object types a keyed
@@ -145,6 +206,21 @@ extension ArchivePreflight {
     /// beyond ASCII, as XML 1.0's fifth edition allows).
     static func isNameCharacter(_ c: Character) -> Bool {
         c.isLetter || c.isNumber || ".-_:".contains(c) || !c.isASCII
+    }
+
+    /// The rest of the `<plist` start tag: no attribute, or `version="1.0"` (NSKeyedArchiver
+    /// writes it). PropertyListSerialization reads any attributes, `version="1.7"` and even
+    /// `<plist ve>` without a value, and ignores them: long campaigns found each.
+    static func plistTag(_ text: Substring) throws(Problem) {
+        guard let close = text.firstIndex(of: ">") else { throw Problem("xml: <plist> is not closed") }
+        var rest = text[..<close].drop { $0.isWhitespace }
+        if rest.isEmpty { return }
+        guard rest.hasPrefix("version") else { throw Problem("xml: <plist> has an attribute other than version") }
+        rest = rest.dropFirst(7).drop { $0.isWhitespace }
+        guard rest.first == "=" else { throw Problem("xml: <plist>'s version has no '='") }
+        rest = rest.dropFirst().drop { $0.isWhitespace }
+        guard rest.hasPrefix("\"1.0\"") || rest.hasPrefix("'1.0'") else { throw Problem("xml: <plist>'s version is not \"1.0\"") }
+        guard rest.dropFirst(5).allSatisfy(\.isWhitespace) else { throw Problem("xml: <plist> has more than a version") }
     }
 
     /// A processing instruction between `<?` and `?>`: a target that is an XML name other than
@@ -283,6 +359,7 @@ extension ArchivePreflight {
         }
         guard head.hasPrefix("<plist"), let after = head.dropFirst(6).first, after == ">" || after == " " || after.isNewline || after == "\t"
         else { throw Problem("xml: the root element is not <plist>") }
+        try plistTag(head.dropFirst(6))
         guard let end = text.range(of: "</plist>", options: .backwards) else { throw Problem("xml: no </plist>") }
         var tail = text[end.upperBound...]
         while let first = tail.utf8.first {

@@ -107,6 +107,31 @@ extension KeyedArchiveChecker {
         if let index = objects.firstIndex(where: { if case .set = $0 { true } else { false } }) {
             return "objects[\(index)]: a set, which no keyed archive holds (Foundation crashes bridging it)"
         }
+        // A fill byte (0x0F) where an object is named: Foundation refuses the whole file (one
+        // that nothing names is never read).
+        func isFill(_ ref: Int) -> Bool { if case .fill = objects[ref] { true } else { false } }
+        if isFill(plist.topObject) { return "objects[\(plist.topObject)]: a fill byte (0x0F) as the top object" }
+        for (index, object) in objects.enumerated() {
+            let named: [Int]
+            switch object {
+            case .array(let refs, _), .set(let refs, _): named = refs
+            case .dictionary(let keys, let values, _): named = keys + values
+            default: continue
+            }
+            if let fill = named.first(where: isFill) {
+                return "objects[\(index)]: names objects[\(fill)], a fill byte (0x0F) where an object belongs"
+            }
+        }
+        // A dictionary anywhere (the top one, a class description, an archived object's
+        // fields) with a key written twice: Foundation keeps one of the values without a word.
+        for (index, object) in objects.enumerated() {
+            guard case .dictionary(let keys, _, _) = object, keys.count > 1 else { continue }
+            var names = Set<String>()
+            for key in keys {
+                guard let name = string(objects[key]) else { continue }
+                if !names.insert(name).inserted { return "objects[\(index)]: the key \"\(name.prefix(40))\" is there twice" }
+            }
+        }
         guard case .dictionary(let keys, let values, _) = objects[plist.topObject],
             let objectsRef = zip(keys, values).first(where: { string(objects[$0.0]) == "$objects" })?.1,
             case .array(let table, _) = objects[objectsRef]
@@ -122,6 +147,7 @@ extension KeyedArchiveChecker {
             switch objects[ref] {
             case .uid: return "\(here): a UID where an object belongs"
             case .dictionary(let k, let v, _):
+                // (Keys written twice were refused above: this counts keys that are not strings.)
                 let fields = Dictionary(zip(k.compactMap { string(objects[$0]) }, v), uniquingKeysWith: { a, _ in a })
                 guard fields.count == k.count else { return "\(here): a key is not a string" }
                 if let classRef = fields["$class"] {

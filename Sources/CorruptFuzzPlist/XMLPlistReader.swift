@@ -237,7 +237,10 @@ struct XMLPlistParser {
         i += 1
     }
 
-    /// A quoted literal with no markup in it (DOCTYPE identifiers).
+    /// A quoted literal with no markup in it (DOCTYPE identifiers). XML allows `>` and `[` in a
+    /// system identifier, but Core Foundation's reader skips a DOCTYPE by looking for the first
+    /// `>` (or `[`, an internal subset) whatever the quotes, so PropertyListSerialization refuses
+    /// such a file: it is not one the app can read.
     mutating func literal(_ what: String) throws(Violation) -> String {
         guard i < b.count, b[i] == UInt8(ascii: "\"") || b[i] == UInt8(ascii: "'") else {
             throw error("\(what): expected a quoted string")
@@ -246,6 +249,9 @@ struct XMLPlistParser {
         let start = i
         i += 1
         guard let end = b[i...].firstIndex(of: quote) else { throw error("\(what): quote never closed", at: start) }
+        if let markup = b[i..<end].firstIndex(where: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "[") }) {
+            throw error("\(what): '\(Character(Unicode.Scalar(b[markup])))' inside the quotes (Foundation's reader ends the DOCTYPE there)", at: markup)
+        }
         let text = String(decoding: b[i..<end], as: UTF8.self)
         i = end + 1
         return text

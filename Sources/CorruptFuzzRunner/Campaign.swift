@@ -386,15 +386,15 @@ public final class Campaign: @unchecked Sendable {
             hasher.combine(2)
             hasher.combine(reason?.rawValue)
             hasher.combine(code)
-            hasher.combine(normalized.key(message ?? ""))
+            hasher.combine(normalized.key(message ?? "", .loader))
         case .crashed: hasher.combine(3)
         case .hung: hasher.combine(4)
         case .outOfMemory: hasher.combine(5)
         }
         if case .invalid(let violation)? = judged.verdict {
             hasher.combine(violation.reason?.rawValue)
-            hasher.combine(normalized.key(violation.path))
-            hasher.combine(normalized.key(violation.message))
+            hasher.combine(normalized.key(violation.path, .path))
+            hasher.combine(normalized.key(violation.message, .violation))
         }
         return hasher.finalize()
     }
@@ -484,11 +484,31 @@ public final class Campaign: @unchecked Sendable {
 struct NormalizedMessages {
     private var keys: [String: Int] = [:]
 
+    /// What a message is: each kind keeps its last message and key apart, since a loader
+    /// rejects most inputs with the message it gave the input before (often the very same
+    /// string, which compares in a few instructions) while the validator's differ more.
+    enum Role { case loader, path, violation }
+    private var lastOfLoader: (message: String, key: Int)?
+    private var lastOfPath: (message: String, key: Int)?
+    private var lastOfViolation: (message: String, key: Int)?
+
     /// A hash of the normalized `message`.
-    mutating func key(_ message: String) -> Int {
-        var message = message
-        if let key = message.withUTF8({ Self.streamingKey($0) }) { return key }
-        return lookUp(message)
+    mutating func key(_ message: String, _ role: Role) -> Int {
+        let last: (message: String, key: Int)?
+        switch role {
+        case .loader: last = lastOfLoader
+        case .path: last = lastOfPath
+        case .violation: last = lastOfViolation
+        }
+        if let last, last.message == message { return last.key }
+        var text = message
+        let made = text.withUTF8({ Self.streamingKey($0) }) ?? lookUp(message)
+        switch role {
+        case .loader: lastOfLoader = (message, made)
+        case .path: lastOfPath = (message, made)
+        case .violation: lastOfViolation = (message, made)
+        }
+        return made
     }
 
     private mutating func lookUp(_ message: String) -> Int {

@@ -220,11 +220,20 @@ struct HardenedFriendListPrecheckTests {
     /// Each of these makes NSKeyedUnarchiver on Linux trap (secure coding with
     /// `.setErrorAndReturn`: "Value was of unexpected class", or a stack overflow) or misread
     /// the file without an error; the loader refuses each before Foundation sees it.
+    @Test("a fill byte that nothing names is read by Foundation, the validator and the loader alike")
+    func unnamedFill() throws {
+        var archive = try ArchiveEditor(seed)
+        _ = archive.add(.fill)
+        let bytes = archive.bytes
+        #expect(FriendListFormat.validate(bytes) == nil)
+        #expect(try HardenedFriendListLoader.load(Data(bytes)).friends.count == 1)
+    }
+
     @Test(
         "archives Foundation traps on or misreads are refused as corrupt",
         arguments: [
             "birthday-is-the-friend", "root-is-the-array", "friend-is-a-date", "name-is-a-date", "null-friend", "friend-not-a-uid",
-            "uid-where-the-name-belongs", "ascii-name-with-a-high-byte",
+            "uid-where-the-name-belongs", "ascii-name-with-a-high-byte", "fill-byte-as-the-name",
         ])
     func refused(edit: String) throws {
         var archive = try ArchiveEditor(seed)
@@ -253,6 +262,9 @@ struct HardenedFriendListPrecheckTests {
                 return
             }
             archive.plist.objects[table[Int(uid)]] = .naturalUID(1)
+        case "fill-byte-as-the-name":
+            // Foundation refuses the file; the validator once read on (and judged the version).
+            archive.set("name", of: friend, to: .fill)
         default:
             archive.set("name", of: friend, to: .ascii([0x41, 0xE9], length: .inline))
         }
@@ -306,6 +318,28 @@ struct HardenedFriendListPrecheckTests {
         #expect(FriendListFormat.validate(bytes)?.reason == .corrupt)
         // In this process: were the preflight to let it through, Foundation would crash the test.
         #expect(throws: FriendListLoadError.self) { try HardenedFriendListLoader.load(Data(bytes)) }
+    }
+
+    @Test(
+        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer",
+        arguments: [
+            "silent-acceptance-reference-past-last-object", "silent-acceptance-binary-key-twice", "wrong-reason-binary-key-twice-future-version",
+            "false-rejection-top-key-twice", "false-rejection-doctype-with-angle-bracket", "silent-acceptance-plist-attribute-without-value",
+            "silent-acceptance-plist-version-3-0", "silent-acceptance-data-length-not-an-integer",
+        ])
+    func foundByShortCampaign(name: String) throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Corpus/regressions/friend-list-hardened/\(name).friends").path
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        // The validator and the loader agree: corrupt (PropertyListSerialization read the first
+        // three without a word, and refuses the last, whose DOCTYPE XML allows).
+        #expect(FriendListFormat.validate(bytes)?.reason == .corrupt)
+        do {
+            let list = try HardenedFriendListLoader.load(Data(bytes))
+            Issue.record("accepted \(name): \(list)")
+        } catch {
+            #expect(error.reason == "corrupt", "\(name): \(error.message)")
+        }
     }
 
     @Test("XML prologs the nightly job and the demo found: a second, malformed DOCTYPE, a processing instruction without a target, `<?>`")

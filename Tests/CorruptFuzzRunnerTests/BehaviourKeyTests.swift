@@ -45,9 +45,9 @@ struct BehaviourKeyTests {
     func ruleMessages() {
         #expect(Self.streaming("line 3: Premature end of data in tag time [rule: libxml2 error 77]") == nil)
         var normalized = NormalizedMessages()
-        let a = normalized.key("line 3: Premature end of data in tag time [rule: libxml2 error 77]")
-        let b = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 77]")
-        let c = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 76]")
+        let a = normalized.key("line 3: Premature end of data in tag time [rule: libxml2 error 77]", .violation)
+        let b = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 77]", .violation)
+        let c = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 76]", .violation)
         #expect(a == b)
         #expect(a != c)
     }
