@@ -29,6 +29,19 @@ public struct Oracle: Sendable {
     ///   - fetched: URLs of the loopback listener that were requested while the loader ran.
     /// - Returns: The finding, or nil when the loader behaved.
     public func judge(_ input: TestInput, execution: Execution, verdict: Verdict?, fetched: [String] = []) -> Finding? {
+        // Most inputs, first: a corrupt file rejected, with no trap, no expectation and nothing
+        // held, whose label cannot fault the rejection (what the general path below decides,
+        // without building its label and findings).
+        if fetched.isEmpty, traps == nil, execution.held == nil, input.expectation == nil, let bytes = input.bytes, !bytes.isEmpty,
+            case .rejected(let reason, _, _) = execution.outcome
+        {
+            switch verdict {
+            case nil, .undecided?: return nil
+            case .invalid(let violation)?:
+                if violation.reason == nil || reason == nil || violation.reason == reason { return nil }
+            case .valid?, .error?: break
+            }
+        }
         let label: Verdict?
         if let intrinsic = Expectation.intrinsic(for: input.bytes) {
             label = .invalid(Violation(intrinsic.reason, intrinsic.because))

@@ -45,6 +45,25 @@ struct OracleTests {
         #expect(run(.rejected(reason: "corrupt", exitCode: 1, message: nil), verdict: .invalid(Violation(.corrupt, "x"))) == nil)
     }
 
+    @Test("a rejection the label agrees with is judged quickly, but an expectation, a held file or a failed validator still decide")
+    func rejectionsBesideTheCommonCase() {
+        let rejected = Outcome.rejected(reason: "corrupt", exitCode: 1, message: "bad")
+        let invalid = Verdict.invalid(Violation(.corrupt, "crc32 stored 1 != computed 2"))
+        #expect(run(rejected, verdict: invalid) == nil)
+        #expect(run(rejected) == nil)
+        #expect(run(rejected, verdict: .undecided("too large")) == nil)
+        // The mutation knew: a future version must be unsupported-version, whatever the validator.
+        var future = file
+        future.expectation = Expectation(reason: .unsupportedVersion, because: "version 9 is newer")
+        #expect(run(rejected, input: future, verdict: invalid)?.signature == "expected unsupported-version, got corrupt")
+        // A file still held open after the rejection.
+        let held = oracle.judge(file, execution: Execution(outcome: rejected, held: ["/tmp/x.habits (locked)"]), verdict: invalid)
+        #expect(held?.kind == .heldLock)
+        // The validator failed: its own finding.
+        #expect(run(rejected, verdict: .error(signature: "SIGSEGV", detail: "crashed"))?.kind == .validatorError)
+        #expect(run(rejected, verdict: .valid)?.kind == .falseRejection)
+    }
+
     @Test("a missing file must be rejected as not-found and an empty one as empty, whatever the validator says")
     func intrinsicExpectations() {
         let missing = TestInput(bytes: nil, mutations: ["missing-file"], seedName: "-")
