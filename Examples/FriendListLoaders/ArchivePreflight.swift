@@ -43,6 +43,7 @@ enum ArchivePreflight {
             throw Problem("not a property list: \(error.localizedDescription)")
         }
         guard format == .binary || format == .xml else { throw Problem("not a binary or XML property list") }
+        if format == .xml { try checkXMLMarkup(bytes) }
         let archive = try Archive(plist)
         try archive.checkEverything(allowedClassNames: allowedClassNames)
         try archive.checkObjects()
@@ -374,6 +375,125 @@ extension ArchivePreflight {
                 throw Problem("xml: content after </plist>")
             }
         }
+    }
+}
+
+// MARK: - Tags and keys of XML dictionaries
+
+extension UInt8 {
+    fileprivate var isASCIILetter: Bool { (self | 0x20) >= UInt8(ascii: "a") && (self | 0x20) <= UInt8(ascii: "z") }
+}
+
+extension ArchivePreflight {
+    /// Each `<dict>` of an XML property list names each key once: PropertyListSerialization
+    /// keeps one value of a key written twice without a word (long campaigns found it on
+    /// `CF$UID`, `NS.time`, `name`, `$classname`); and no start tag but `<plist>` has anything
+    /// but white space after its name (Foundation reads `<string\t<string>`). Runs on a
+    /// document Foundation has read; a key's text is compared with its entities and CDATA
+    /// sections resolved, as Foundation reads it.
+    static func checkXMLMarkup(_ bytes: [UInt8]) throws(Problem) {
+        // One entry per open <dict> or <array>: the keys seen, or nil for an array.
+        var open: [Set<String>?] = []
+        var i = 0
+        func starts(_ text: String, at index: Int) -> Bool {
+            let utf8 = text.utf8
+            return index + utf8.count <= bytes.count && bytes[index..<(index + utf8.count)].elementsEqual(utf8)
+        }
+        func skip(past end: String, from index: Int) -> Int {
+            var j = index
+            while j < bytes.count, !starts(end, at: j) { j += 1 }
+            return min(bytes.count, j + end.utf8.count)
+        }
+        while i < bytes.count {
+            guard bytes[i] == UInt8(ascii: "<") else {
+                i += 1
+                continue
+            }
+            if starts("<!--", at: i) {
+                i = skip(past: "-->", from: i + 4)
+                continue
+            }
+            if starts("<![CDATA[", at: i) {
+                i = skip(past: "]]>", from: i + 9)
+                continue
+            }
+            if starts("<?", at: i) {
+                i = skip(past: "?>", from: i + 2)
+                continue
+            }
+            if starts("<!", at: i) {
+                i = skip(past: ">", from: i + 2)
+                continue
+            }
+            if starts("</", at: i) {
+                if starts("</dict", at: i) || starts("</array", at: i), !open.isEmpty { open.removeLast() }
+                i = skip(past: ">", from: i)
+                continue
+            }
+            // A start tag: a name, then nothing but white space before `>` or `/>` (Foundation
+            // reads `<string\t<string>` as a string); <plist>'s version was checked before.
+            var nameEnd = i + 1
+            while nameEnd < bytes.count, bytes[nameEnd].isASCIILetter { nameEnd += 1 }
+            let name = String(decoding: bytes[(i + 1)..<nameEnd], as: UTF8.self)
+            var tagEnd = nameEnd
+            while tagEnd < bytes.count, isSpace(bytes[tagEnd]) { tagEnd += 1 }
+            let selfClosing = starts("/>", at: tagEnd)
+            if name != "plist", !selfClosing, !starts(">", at: tagEnd) {
+                throw Problem("xml: <\(name.prefix(20))> has something other than white space before its '>'")
+            }
+            if name == "key" {
+                let start = selfClosing ? i : tagEnd + 1
+                var end = start
+                if !selfClosing {
+                    // Up to </key>, stepping over CDATA sections (a `</key>` inside one is text).
+                    while end < bytes.count, !starts("</key>", at: end) {
+                        end = starts("<![CDATA[", at: end) ? skip(past: "]]>", from: end + 9) : end + 1
+                    }
+                }
+                let key = selfClosing ? "" : keyText(bytes[start..<min(end, bytes.count)])
+                i = selfClosing ? skip(past: ">", from: i) : min(bytes.count, end + 6)
+                if let last = open.indices.last, open[last]?.insert(key).inserted == false {
+                    throw Problem("xml: the key \"\(key.prefix(40))\" is in a <dict> twice")
+                }
+            } else {
+                // <dict/> and <array/> open nothing.
+                if !selfClosing, name == "dict" || name == "array" { open.append(name == "dict" ? Set<String>() : nil) }
+                i = skip(past: ">", from: i)
+            }
+        }
+    }
+
+    /// A key's text as Foundation reads it: CDATA sections as they are, the five named entities
+    /// and character references resolved.
+    static func keyText(_ raw: ArraySlice<UInt8>) -> String {
+        let text = String(decoding: raw, as: UTF8.self)
+        guard text.contains("&") || text.contains("<![CDATA[") else { return text }
+        var out = ""
+        var rest = text[...]
+        while let first = rest.first {
+            if rest.hasPrefix("<![CDATA["), let close = rest.range(of: "]]>") {
+                out += rest[rest.index(rest.startIndex, offsetBy: 9)..<close.lowerBound]
+                rest = rest[close.upperBound...]
+            } else if first == "&", let semicolon = rest.firstIndex(of: ";") {
+                let entity = rest[rest.index(after: rest.startIndex)..<semicolon]
+                let named = ["lt": "<", "gt": ">", "amp": "&", "apos": "'", "quot": "\""]
+                if let value = named[String(entity)] {
+                    out += value
+                } else if entity.hasPrefix("#x") || entity.hasPrefix("#X"), let code = UInt32(entity.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(code)
+                {
+                    out.unicodeScalars.append(scalar)
+                } else if entity.hasPrefix("#"), let code = UInt32(entity.dropFirst()), let scalar = Unicode.Scalar(code) {
+                    out.unicodeScalars.append(scalar)
+                } else {
+                    out += rest[...semicolon]
+                }
+                rest = rest[rest.index(after: semicolon)...]
+            } else {
+                out.append(first)
+                rest = rest.dropFirst()
+            }
+        }
+        return out
     }
 }
 

@@ -107,18 +107,18 @@ extension KeyedArchiveChecker {
         if let index = objects.firstIndex(where: { if case .set = $0 { true } else { false } }) {
             return "objects[\(index)]: a set, which no keyed archive holds (Foundation crashes bridging it)"
         }
+        // An integer of 16 bytes: NSKeyedArchiver never writes one, and Foundation would hand a
+        // decoder its low 64 bits (a 4-minute campaign found one as the friend list's version,
+        // which the validator called unsupported-version and the loader, rightly, corrupt).
+        if let index = objects.firstIndex(where: { if case .integer(_, let widthLog2) = $0 { widthLog2 > 3 } else { false } }) {
+            return "objects[\(index)]: an integer of 16 bytes, which NSKeyedArchiver never writes"
+        }
         // A fill byte (0x0F) where an object is named: Foundation refuses the whole file (one
         // that nothing names is never read).
         func isFill(_ ref: Int) -> Bool { if case .fill = objects[ref] { true } else { false } }
         if isFill(plist.topObject) { return "objects[\(plist.topObject)]: a fill byte (0x0F) as the top object" }
         for (index, object) in objects.enumerated() {
-            let named: [Int]
-            switch object {
-            case .array(let refs, _), .set(let refs, _): named = refs
-            case .dictionary(let keys, let values, _): named = keys + values
-            default: continue
-            }
-            if let fill = named.first(where: isFill) {
+            if let fill = object.references.first(where: isFill) {
                 return "objects[\(index)]: names objects[\(fill)], a fill byte (0x0F) where an object belongs"
             }
         }

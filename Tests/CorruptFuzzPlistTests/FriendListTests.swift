@@ -3,7 +3,7 @@ import CorruptFuzzExamples
 import CorruptFuzzGenerators
 import CorruptFuzzPlist
 import Foundation
-import FriendListLoaders
+@testable import FriendListLoaders
 import Testing
 
 /// A Foundation object graph for NSKeyedArchiver from a random property-list value.
@@ -321,11 +321,13 @@ struct HardenedFriendListPrecheckTests {
     }
 
     @Test(
-        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer",
+        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer, XML keys written twice, <string\t<string>, a 16-byte version",
         arguments: [
             "silent-acceptance-reference-past-last-object", "silent-acceptance-binary-key-twice", "wrong-reason-binary-key-twice-future-version",
             "false-rejection-top-key-twice", "false-rejection-doctype-with-angle-bracket", "silent-acceptance-plist-attribute-without-value",
-            "silent-acceptance-plist-version-3-0", "silent-acceptance-data-length-not-an-integer",
+            "silent-acceptance-plist-version-3-0", "silent-acceptance-data-length-not-an-integer", "silent-acceptance-xml-key-twice-ns-time",
+            "silent-acceptance-xml-key-twice-cf-uid", "silent-acceptance-xml-key-twice-classname", "silent-acceptance-xml-key-twice-name",
+            "silent-acceptance-xml-tag-inside-a-tag", "wrong-reason-version-integer-of-16-bytes",
         ])
     func foundByShortCampaign(name: String) throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -339,6 +341,30 @@ struct HardenedFriendListPrecheckTests {
             Issue.record("accepted \(name): \(list)")
         } catch {
             #expect(error.reason == "corrupt", "\(name): \(error.message)")
+        }
+    }
+
+    @Test("an XML <dict> must name each key once, entities and CDATA resolved, nested dictionaries apart; start tags hold only their name")
+    func xmlKeysTwice() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Corpus/friend-lists/friend-list-xml.friends").path
+        let text = String(decoding: try #require(FileManager.default.contents(atPath: path)), as: UTF8.self)
+        #expect(throws: Never.self) { try ArchivePreflight.checkXMLMarkup(Array(text.utf8)) }
+        // The same key in two dictionaries, one inside the other, is no repeat.
+        let nested =
+            "<plist><dict><key>a</key><dict><key>a</key><string>x</string></dict><key>b</key><array><dict><key>a</key><dict/></dict></array></dict></plist>"
+        #expect(throws: Never.self) { try ArchivePreflight.checkXMLMarkup(Array(nested.utf8)) }
+        for twice in [
+            "<plist><dict><key>a</key><true/><key>a</key><false/></dict></plist>",
+            "<plist><dict><key>a&amp;b</key><true/><key>a&#38;b</key><false/></dict></plist>",
+            "<plist><dict><key><![CDATA[x</key>]]></key><true/><key>x&lt;/key&gt;</key><false/></dict></plist>",
+            "<plist><dict><key>a</key><dict><key>z</key><true/></dict><!-- <key>a</key> --><key>a</key><true/></dict></plist>",
+            "<plist><dict><key/><true/><key></key><false/></dict></plist>",
+            // Not keys twice, but a start tag with more than a name: Foundation reads it.
+            "<plist><dict><key>a</key><string\t<string>x</string></dict></plist>",
+            "<plist><dict><key a=\"b\">a</key><true/></dict></plist>",
+        ] {
+            #expect(throws: ArchivePreflight.Problem.self, "\(twice)") { try ArchivePreflight.checkXMLMarkup(Array(twice.utf8)) }
         }
     }
 
