@@ -388,7 +388,9 @@ extension ArchivePreflight {
     /// Each `<dict>` of an XML property list names each key once: PropertyListSerialization
     /// keeps one value of a key written twice without a word (long campaigns found it on
     /// `CF$UID`, `NS.time`, `name`, `$classname`); and no start tag but `<plist>` has anything
-    /// but white space after its name (Foundation reads `<string\t<string>`). Runs on a
+    /// but white space after its name (Foundation reads `<string\t<string>`); nothing but white
+    /// space, comments and processing instructions follows the first `</plist>` (Foundation
+    /// stops there and ignores a second document half after it). Runs on a
     /// document Foundation has read; a key's text is compared with its entities and CDATA
     /// sections resolved, as Foundation reads it.
     static func checkXMLMarkup(_ bytes: [UInt8]) throws(Problem) {
@@ -424,6 +426,23 @@ extension ArchivePreflight {
             if starts("<!", at: i) {
                 i = skip(past: ">", from: i + 2)
                 continue
+            }
+            if starts("</plist", at: i) {
+                // The root's end, the first one (Foundation stops reading there): only white
+                // space, comments and processing instructions may follow, up to the last.
+                var tail = skip(past: ">", from: i)
+                while tail < bytes.count {
+                    if isSpace(bytes[tail]) {
+                        tail += 1
+                    } else if starts("<!--", at: tail) {
+                        tail = skip(past: "-->", from: tail + 4)
+                    } else if starts("<?", at: tail) {
+                        tail = skip(past: "?>", from: tail + 2)
+                    } else {
+                        throw Problem("xml: content after the first </plist>")
+                    }
+                }
+                return
             }
             if starts("</", at: i) {
                 if starts("</dict", at: i) || starts("</array", at: i), !open.isEmpty { open.removeLast() }

@@ -321,13 +321,13 @@ struct HardenedFriendListPrecheckTests {
     }
 
     @Test(
-        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer, XML keys written twice, <string\t<string>, a 16-byte version",
+        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer, XML keys written twice, <string\t<string>, a 16-byte version, a second </plist>",
         arguments: [
             "silent-acceptance-reference-past-last-object", "silent-acceptance-binary-key-twice", "wrong-reason-binary-key-twice-future-version",
             "false-rejection-top-key-twice", "false-rejection-doctype-with-angle-bracket", "silent-acceptance-plist-attribute-without-value",
             "silent-acceptance-plist-version-3-0", "silent-acceptance-data-length-not-an-integer", "silent-acceptance-xml-key-twice-ns-time",
             "silent-acceptance-xml-key-twice-cf-uid", "silent-acceptance-xml-key-twice-classname", "silent-acceptance-xml-key-twice-name",
-            "silent-acceptance-xml-tag-inside-a-tag", "wrong-reason-version-integer-of-16-bytes",
+            "silent-acceptance-xml-tag-inside-a-tag", "wrong-reason-version-integer-of-16-bytes", "silent-acceptance-xml-after-the-first-plist-end",
         ])
     func foundByShortCampaign(name: String) throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -352,7 +352,7 @@ struct HardenedFriendListPrecheckTests {
         #expect(throws: Never.self) { try ArchivePreflight.checkXMLMarkup(Array(text.utf8)) }
         // The same key in two dictionaries, one inside the other, is no repeat.
         let nested =
-            "<plist><dict><key>a</key><dict><key>a</key><string>x</string></dict><key>b</key><array><dict><key>a</key><dict/></dict></array></dict></plist>"
+            "<plist version=\"1.0\"><dict><key>a</key><dict ><key>a</key><string>x</string></dict><key >b</key><array><dict><key>a</key><dict/></dict></array><key>c</key><true /><key>d</key><string><![CDATA[</plist>]]></string></dict></plist>\n<!-- saved --> <?app done?>\n"
         #expect(throws: Never.self) { try ArchivePreflight.checkXMLMarkup(Array(nested.utf8)) }
         for twice in [
             "<plist><dict><key>a</key><true/><key>a</key><false/></dict></plist>",
@@ -363,6 +363,8 @@ struct HardenedFriendListPrecheckTests {
             // Not keys twice, but a start tag with more than a name: Foundation reads it.
             "<plist><dict><key>a</key><string\t<string>x</string></dict></plist>",
             "<plist><dict><key a=\"b\">a</key><true/></dict></plist>",
+            // Foundation stops at the first </plist>: what follows must not be a document's tail.
+            "<plist><dict><key>a</key><true/></dict></plist>\ning>\n</dict>\n</plist>",
         ] {
             #expect(throws: ArchivePreflight.Problem.self, "\(twice)") { try ArchivePreflight.checkXMLMarkup(Array(twice.utf8)) }
         }
