@@ -635,10 +635,13 @@ extension ArchivePreflight {
             return value(name).string
         }
 
-        /// Everywhere in the property list: every UID in range, every dictionary keyed by
+        /// Everywhere the unarchiver reads: every UID in range, every dictionary keyed by
         /// strings, every class name allowed. A loop with a stack: nesting costs no recursion.
         func checkEverything(allowedClassNames: Set<String>) throws(Problem) {
-            var stack: [Any] = [plist]
+            // What NSKeyedUnarchiver reads: `$objects` and `$top`. A top-level key it does not
+            // know is never read, whatever it holds (checking it too refused a readable file: a
+            // false rejection a 4-minute campaign found).
+            var stack: [Any] = objects + Array(top.values)
             while let next = stack.popLast() {
                 switch value(next) {
                 case .uid(let uid):

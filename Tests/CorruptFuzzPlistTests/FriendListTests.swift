@@ -344,6 +344,15 @@ struct HardenedFriendListPrecheckTests {
         }
     }
 
+    @Test("a top-level key NSKeyedUnarchiver does not read is not checked: a UID out of range under it is harmless")
+    func unknownTopKey() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Corpus/regressions/friend-list-hardened/false-rejection-uid-under-an-unknown-top-key.friends").path
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        #expect(FriendListFormat.validate(bytes) == nil)
+        #expect(try HardenedFriendListLoader.load(Data(bytes)).version == 1)
+    }
+
     @Test("an XML <dict> must name each key once, entities and CDATA resolved, nested dictionaries apart; start tags hold only their name")
     func xmlKeysTwice() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
