@@ -72,12 +72,17 @@ public enum KeyedArchiveChecker {
 }
 
 extension KeyedArchiveChecker {
-    /// Every `$classname` of the archive's class descriptions: what an unarchiver would be
-    /// asked to instantiate.
+    /// Every `$classname` of the archive's class descriptions, the entries of `$objects`: what
+    /// an unarchiver would be asked to instantiate. (A dictionary under a top-level key the
+    /// unarchiver does not know is never read, whatever class it names.)
     public static func classNames(in plist: BinaryPlist) -> Set<String> {
         let objects = plist.objects
+        guard case .dictionary(let topKeys, let topValues, _) = objects[plist.topObject],
+            let tableRef = zip(topKeys, topValues).first(where: { string(objects[$0.0]) == "$objects" })?.1,
+            case .array(let table, _) = objects[tableRef]
+        else { return [] }
         var names: Set<String> = []
-        for object in objects {
+        for object in table.map({ objects[$0] }) {
             guard case .dictionary(let keys, let values, _) = object else { continue }
             for (k, v) in zip(keys, values) {
                 switch string(objects[k]) {

@@ -344,10 +344,12 @@ struct HardenedFriendListPrecheckTests {
         }
     }
 
-    @Test("a top-level key NSKeyedUnarchiver does not read is not checked: a UID out of range under it is harmless")
-    func unknownTopKey() throws {
+    @Test(
+        "a top-level key NSKeyedUnarchiver does not read is not checked: a UID out of range or a class no friend list has under it is harmless",
+        arguments: ["false-rejection-uid-under-an-unknown-top-key", "silent-acceptance-unknown-class-under-an-unknown-top-key"])
+    func unknownTopKey(name: String) throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Corpus/regressions/friend-list-hardened/false-rejection-uid-under-an-unknown-top-key.friends").path
+            .appendingPathComponent("Corpus/regressions/friend-list-hardened/\(name).friends").path
         let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)))
         #expect(FriendListFormat.validate(bytes) == nil)
         #expect(try HardenedFriendListLoader.load(Data(bytes)).version == 1)
