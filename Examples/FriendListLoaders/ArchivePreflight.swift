@@ -390,7 +390,8 @@ extension ArchivePreflight {
     /// `CF$UID`, `NS.time`, `name`, `$classname`); and no start tag but `<plist>` has anything
     /// but white space after its name (Foundation reads `<string\t<string>`); nothing but white
     /// space, comments and processing instructions follows the first `</plist>` (Foundation
-    /// stops there and ignores a second document half after it). Runs on a
+    /// stops there and ignores a second document half after it); no `<integer>` or `<real>`
+    /// holds white space (Foundation reads `<real>\t1.5</real>`). Runs on a
     /// document Foundation has read; a key's text is compared with its entities and CDATA
     /// sections resolved, as Foundation reads it.
     static func checkXMLMarkup(_ bytes: [UInt8]) throws(Problem) {
@@ -478,6 +479,14 @@ extension ArchivePreflight {
                 // <dict/> and <array/> open nothing.
                 if !selfClosing, name == "dict" || name == "array" { open.append(name == "dict" ? Set<String>() : nil) }
                 i = skip(past: ">", from: i)
+                // A number is its digits alone: Foundation reads "\t1.5" and " 7" as numbers.
+                if !selfClosing, name == "integer" || name == "real" {
+                    var j = i
+                    while j < bytes.count, bytes[j] != UInt8(ascii: "<") {
+                        if isSpace(bytes[j]) { throw Problem("xml: white space inside <\(name)>") }
+                        j += 1
+                    }
+                }
             }
         }
     }

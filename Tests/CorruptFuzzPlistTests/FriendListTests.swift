@@ -321,13 +321,14 @@ struct HardenedFriendListPrecheckTests {
     }
 
     @Test(
-        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer, XML keys written twice, <string\t<string>, a 16-byte version, a second </plist>",
+        "archives 3- and 4-minute worker campaigns found: a reference past the last object, a binary key twice (with a future version too, in the top dictionary too), a DOCTYPE with '>' in its system identifier, <plist ve)sion=\"1.0\">, <plist version=\"3.0\">, data whose length is not an integer, XML keys written twice, <string\t<string>, a 16-byte version, a second </plist>, a tab in a <real>",
         arguments: [
             "silent-acceptance-reference-past-last-object", "silent-acceptance-binary-key-twice", "wrong-reason-binary-key-twice-future-version",
             "false-rejection-top-key-twice", "false-rejection-doctype-with-angle-bracket", "silent-acceptance-plist-attribute-without-value",
             "silent-acceptance-plist-version-3-0", "silent-acceptance-data-length-not-an-integer", "silent-acceptance-xml-key-twice-ns-time",
             "silent-acceptance-xml-key-twice-cf-uid", "silent-acceptance-xml-key-twice-classname", "silent-acceptance-xml-key-twice-name",
             "silent-acceptance-xml-tag-inside-a-tag", "wrong-reason-version-integer-of-16-bytes", "silent-acceptance-xml-after-the-first-plist-end",
+            "silent-acceptance-xml-real-with-a-tab",
         ])
     func foundByShortCampaign(name: String) throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -376,6 +377,7 @@ struct HardenedFriendListPrecheckTests {
             "<plist><dict><key a=\"b\">a</key><true/></dict></plist>",
             // Foundation stops at the first </plist>: what follows must not be a document's tail.
             "<plist><dict><key>a</key><true/></dict></plist>\ning>\n</dict>\n</plist>",
+            "<plist><dict><key>a</key><real>\t1.5</real></dict></plist>", "<plist><array><integer>7 </integer></array></plist>",
         ] {
             #expect(throws: ArchivePreflight.Problem.self, "\(twice)") { try ArchivePreflight.checkXMLMarkup(Array(twice.utf8)) }
         }
