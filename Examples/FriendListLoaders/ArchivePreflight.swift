@@ -361,8 +361,15 @@ extension ArchivePreflight {
         guard head.hasPrefix("<plist"), let after = head.dropFirst(6).first, after == ">" || after == " " || after.isNewline || after == "\t"
         else { throw Problem("xml: the root element is not <plist>") }
         try plistTag(head.dropFirst(6))
-        guard let end = text.range(of: "</plist>", options: .backwards) else { throw Problem("xml: no </plist>") }
-        var tail = text[end.upperBound...]
+        // What follows the root is checked with the markup, once Foundation has read the file
+        // (``checkXMLMarkup(_:)``, ``checkAfterRoot(_:)``).
+        guard text.contains("</plist>") else { throw Problem("xml: no </plist>") }
+    }
+
+    /// What follows the first `</plist>` (Foundation stops reading there): only white space,
+    /// comments and processing instructions.
+    static func checkAfterRoot(_ text: Substring) throws(Problem) {
+        var tail = text
         while let first = tail.utf8.first {
             if isSpace(first) {
                 tail = tail.dropFirst()
@@ -372,7 +379,7 @@ extension ArchivePreflight {
                 try processingInstruction(tail.dropFirst(2)[..<close.lowerBound])
                 tail = tail[close.upperBound...]
             } else {
-                throw Problem("xml: content after </plist>")
+                throw Problem("xml: content after the first </plist>")
             }
         }
     }
@@ -385,6 +392,9 @@ extension UInt8 {
 }
 
 extension ArchivePreflight {
+    /// Markup whose content is skipped, opening and closing (`<!` last: it begins the others).
+    static let skippedMarkup: [(opening: String, closing: String)] = [("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"), ("<!", ">")]
+
     /// Each `<dict>` of an XML property list names each key once: PropertyListSerialization
     /// keeps one value of a key written twice without a word (long campaigns found it on
     /// `CF$UID`, `NS.time`, `name`, `$classname`); and no start tag but `<plist>` has anything
@@ -412,37 +422,14 @@ extension ArchivePreflight {
                 i += 1
                 continue
             }
-            if starts("<!--", at: i) {
-                i = skip(past: "-->", from: i + 4)
-                continue
-            }
-            if starts("<![CDATA[", at: i) {
-                i = skip(past: "]]>", from: i + 9)
-                continue
-            }
-            if starts("<?", at: i) {
-                i = skip(past: "?>", from: i + 2)
-                continue
-            }
-            if starts("<!", at: i) {
-                i = skip(past: ">", from: i + 2)
+            // Comments, CDATA sections, processing instructions and declarations hold no tags.
+            if let (opening, closing) = Self.skippedMarkup.first(where: { starts($0.opening, at: i) }) {
+                i = skip(past: closing, from: i + opening.utf8.count)
                 continue
             }
             if starts("</plist", at: i) {
-                // The root's end, the first one (Foundation stops reading there): only white
-                // space, comments and processing instructions may follow, up to the last.
-                var tail = skip(past: ">", from: i)
-                while tail < bytes.count {
-                    if isSpace(bytes[tail]) {
-                        tail += 1
-                    } else if starts("<!--", at: tail) {
-                        tail = skip(past: "-->", from: tail + 4)
-                    } else if starts("<?", at: tail) {
-                        tail = skip(past: "?>", from: tail + 2)
-                    } else {
-                        throw Problem("xml: content after the first </plist>")
-                    }
-                }
+                let after = skip(past: ">", from: i)
+                try checkAfterRoot(String(decoding: bytes[after...], as: UTF8.self)[...])
                 return
             }
             if starts("</", at: i) {

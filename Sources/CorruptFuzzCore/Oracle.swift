@@ -174,46 +174,58 @@ public enum Normalize {
         let bytes = Array(text.utf8.prefix(4096))
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            guard isAlphanumeric(bytes[i]) else {
-                out.append(bytes[i])
-                i += 1
-                continue
-            }
-            var end = i
-            while end < bytes.count, isAlphanumeric(bytes[end]) { end += 1 }
-            appendWord(bytes[i..<end], to: &out)
-            i = end
-        }
+        bytes.withUnsafeBufferPointer { buffer in normalizedBytes(of: buffer) { out.append($0) } }
         let normalized = String(decoding: out, as: UTF8.self)
         // A cut message ends in "…", so it never ends like a ` [rule: NAME]` message it wasn't.
         return normalized.count <= 200 ? normalized : String(normalized.prefix(199)) + "…"
     }
 
-    /// One ASCII word: `#` if it is a number, else the word with its digit runs as `#`.
-    private static func appendWord(_ word: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        let hash = UInt8(ascii: "#")
-        let hexLiteral =
-            word.count > 2 && word.first == UInt8(ascii: "0")
-            && (word[word.startIndex + 1] | 0x20) == UInt8(ascii: "x") && word.dropFirst(2).allSatisfy(isHexDigit)
-        if hexLiteral || (word.allSatisfy(isHexDigit) && word.contains(where: isDigit)) {
-            out.append(hash)
-            return
-        }
-        var inDigits = false
-        for byte in word {
-            if isDigit(byte) {
-                if !inDigits { out.append(hash) }
-                inDigits = true
-            } else {
-                out.append(byte)
-                inDigits = false
+    /// The bytes of `text` with each number as `#`, one by one to `emit` (``message(_:)``
+    /// without its rule names and its length limit; a campaign hashes them as they come).
+    @inlinable
+    public static func normalizedBytes(of text: UnsafeBufferPointer<UInt8>, _ emit: (UInt8) -> Void) {
+        var i = 0
+        while i < text.count {
+            let byte = text[i]
+            guard isAlphanumeric(byte) else {
+                emit(byte)
+                i += 1
+                continue
             }
+            // One word: `#` if it is a number, else the word with its digit runs as `#`.
+            var end = i
+            var allHex = true, hasDigit = false
+            while end < text.count, isAlphanumeric(text[end]) {
+                allHex = allHex && isHexDigit(text[end])
+                hasDigit = hasDigit || isDigit(text[end])
+                end += 1
+            }
+            var hexLiteral = end - i > 2 && byte == UInt8(ascii: "0") && (text[i + 1] | 0x20) == UInt8(ascii: "x")
+            if hexLiteral {
+                for j in (i + 2)..<end where !isHexDigit(text[j]) {
+                    hexLiteral = false
+                    break
+                }
+            }
+            if hexLiteral || (allHex && hasDigit) {
+                emit(UInt8(ascii: "#"))
+            } else {
+                var inDigits = false
+                for j in i..<end {
+                    if isDigit(text[j]) {
+                        if !inDigits { emit(UInt8(ascii: "#")) }
+                        inDigits = true
+                    } else {
+                        emit(text[j])
+                        inDigits = false
+                    }
+                }
+            }
+            i = end
         }
     }
 
-    private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
-    private static func isHexDigit(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x66) }
-    private static func isAlphanumeric(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) }
+    @usableFromInline static func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }
+    @usableFromInline static func isHexDigit(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20) &- 0x61 < 6 }
+    @usableFromInline static func isAlphanumeric(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20) &- 0x61 < 26 }
 }

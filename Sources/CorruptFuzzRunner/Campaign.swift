@@ -535,47 +535,7 @@ struct NormalizedMessages {
         while end < limit, !endsText(base[end]) { end += 1 }
         if end > 0, base[end - 1] == UInt8(ascii: "]") { return nil }
         var hash = FNV.offset
-        var i = 0
-        while i < end {
-            let byte = base[i]
-            guard isAlphanumeric(byte) else {
-                hash = FNV.add(byte, to: hash)
-                i += 1
-                continue
-            }
-            // One word: `#` if it is a number, else the word with its digit runs as `#`.
-            var wordEnd = i
-            var allHex = true, hasDigit = false
-            while wordEnd < end, isAlphanumeric(base[wordEnd]) {
-                allHex = allHex && isHexDigit(base[wordEnd])
-                hasDigit = hasDigit || isDigit(base[wordEnd])
-                wordEnd += 1
-            }
-            var hexLiteral = wordEnd - i > 2 && byte == UInt8(ascii: "0") && (base[i + 1] | 0x20) == UInt8(ascii: "x")
-            if hexLiteral {
-                for j in (i + 2)..<wordEnd where !isHexDigit(base[j]) {
-                    hexLiteral = false
-                    break
-                }
-            }
-            if hexLiteral || (allHex && hasDigit) {
-                hash = FNV.add(UInt8(ascii: "#"), to: hash)
-            } else if !hasDigit {
-                for j in i..<wordEnd { hash = FNV.add(base[j], to: hash) }
-            } else {
-                var inDigits = false
-                for j in i..<wordEnd {
-                    if isDigit(base[j]) {
-                        if !inDigits { hash = FNV.add(UInt8(ascii: "#"), to: hash) }
-                        inDigits = true
-                    } else {
-                        hash = FNV.add(base[j], to: hash)
-                        inDigits = false
-                    }
-                }
-            }
-            i = wordEnd
-        }
+        Normalize.normalizedBytes(of: UnsafeBufferPointer(start: base, count: end)) { hash = FNV.add($0, to: hash) }
         return Int(truncatingIfNeeded: hash)
     }
 
@@ -584,10 +544,6 @@ struct NormalizedMessages {
         static let offset: UInt64 = 0xcbf2_9ce4_8422_2325
         @inline(__always) static func add(_ byte: UInt8, to hash: UInt64) -> UInt64 { (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
     }
-
-    @inline(__always) private static func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }
-    @inline(__always) private static func isHexDigit(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20) &- 0x61 < 6 }
-    @inline(__always) private static func isAlphanumeric(_ b: UInt8) -> Bool { isDigit(b) || (b | 0x20) &- 0x61 < 26 }
 }
 
 /// The verdicts a validator gave on recent inputs. A third of a campaign's inputs repeat one
