@@ -160,8 +160,9 @@ extension Oracle {
 public enum Normalize {
     /// Replaces each number with `#`, so that `habits[2].dates.count: 99` and
     /// `habits[0].dates.count: 7` share a signature. A number is a run of digits, a hex literal
-    /// (`0x1F`), or a word of hex digits that holds a digit (`1f0eea31`, each part of a UUID):
-    /// `checksum mismatch: stored 1f0eea31, computed e5d3d09a` reads
+    /// (`0x1F`), or a word of hex digits that holds a digit (`1f0eea31`, each part of a UUID) or
+    /// is eight or more long (a 32-bit checksum is all letters, `efaadfce`, once in 2,500):
+    /// `checksum mismatch: stored 1f0eea31, computed efaadfce` reads
     /// `checksum mismatch: stored #, computed #` whatever the checksums were.
     ///
     /// A message that ends with ` [rule: NAME]` is judged by NAME alone: validators whose
@@ -207,18 +208,31 @@ public enum Normalize {
                     break
                 }
             }
-            if hexLiteral || (allHex && hasDigit) {
+            if hexLiteral || (allHex && (hasDigit || end - i >= 8)) {
                 emit(UInt8(ascii: "#"))
             } else {
-                var inDigits = false
-                for j in i..<end {
+                // Each digit run is `#`, and so is each run between them that would be a
+                // number on its own (`deadbeef0X` is `##X`), so that the output normalizes to
+                // itself.
+                var j = i
+                while j < end {
+                    var k = j
                     if isDigit(text[j]) {
-                        if !inDigits { emit(UInt8(ascii: "#")) }
-                        inDigits = true
+                        while k < end, isDigit(text[k]) { k += 1 }
+                        emit(UInt8(ascii: "#"))
                     } else {
-                        emit(text[j])
-                        inDigits = false
+                        var hex = true
+                        while k < end, !isDigit(text[k]) {
+                            hex = hex && isHexDigit(text[k])
+                            k += 1
+                        }
+                        if hex && k - j >= 8 {
+                            emit(UInt8(ascii: "#"))
+                        } else {
+                            for m in j..<k { emit(text[m]) }
+                        }
                     }
+                    j = k
                 }
             }
             i = end

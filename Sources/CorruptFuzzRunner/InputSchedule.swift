@@ -176,9 +176,19 @@ public struct InputSchedule: Sendable {
         return havoc()
     }
 
+    /// A pool input to mutate: the smaller of two drawn at random. Every step of an input costs
+    /// in proportion to its size (structure-aware mutations re-encode the whole file, the
+    /// validator and the loader read it), so small parents make more inputs per second, as
+    /// AFL++ favours small inputs; a large one is still drawn (the largest of n with chance
+    /// 1/n² rather than 1/n), and mutations still make large inputs from small ones.
+    private mutating func drawParent() -> TestInput {
+        let first = rng.below(pool.count), second = rng.below(pool.count)
+        return (pool[second].bytes?.count ?? 0) < (pool[first].bytes?.count ?? 0) ? pool[second] : pool[first]
+    }
+
     private mutating func havoc() -> TestInput {
         if let mutator, rng.oneIn(2) {
-            let parent = pool[rng.below(pool.count)]
+            let parent = drawParent()
             if let bytes = parent.bytes, let mutation = mutator.mutate(bytes, using: &rng),
                 mutation.bytes.count <= 4 * configuration.maxInputLength
             {
@@ -188,7 +198,7 @@ public struct InputSchedule: Sendable {
             }
         }
         for _ in 0..<16 {
-            let parent = pool[rng.below(pool.count)]
+            let parent = drawParent()
             var bytes = parent.bytes ?? []
             let stack = 1 << rng.below(max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1))
             var steps = parent.steps

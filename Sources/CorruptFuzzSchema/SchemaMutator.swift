@@ -61,11 +61,11 @@ public struct SchemaMutator: StructureAwareMutator {
             if span.isVersion { lyingVersions(span, encoded).forEach(add) }
             if span.isChecksum { add(wrongChecksum(span)) }
             if span.isCount || span.isLength {
-                for label in ["0", "-1", "max", "+1", "-1n", "past-end"] { add(lyingSize(span, encoded, label: label)) }
+                for label in SizeLie.allCases { add(lyingSize(span, encoded, label: label)) }
             }
             if span.isString, span.end > span.start { add(invalidUTF8(span, at: span.start)) }
             if span.isOffset {
-                for label in ["0", "self", "backwards", "past-end", "max"] { add(lyingOffset(span, encoded, label: label)) }
+                for label in OffsetLie.allCases { add(lyingOffset(span, encoded, label: label)) }
             }
         }
         for boundary in Set(encoded.spans.flatMap { [$0.start, $0.end] }).sorted() where boundary > 0 && boundary < encoded.bytes.count {
@@ -220,17 +220,17 @@ public struct SchemaMutator: StructureAwareMutator {
             if span.isVersion { options += lyingVersions(span, encoded) }
             if span.isChecksum, let lie = wrongChecksum(span) { options.append(lie) }
             if span.isCount || span.isLength {
-                let labels = ["0", "-1", "max", "+1", "-1n", "past-end"]
+                let labels = SizeLie.allCases
                 if let lie = lyingSize(span, encoded, label: labels[rng.below(labels.count)]) { options.append(lie) }
             }
-            if span.isEnum, let lie = overwrite(span, with: enumOutOfRange(span), name: "enum-out-of-range \(span.path)") {
+            if span.isEnum, let lie = overwrite(span, with: enumOutOfRange(span), name: .enumOutOfRange) {
                 options.append(lie)
             }
             if span.isString, span.end > span.start {
                 options.append(invalidUTF8(span, at: span.start + rng.below(span.end - span.start)))
             }
             if span.isOffset {
-                let labels = ["0", "self", "backwards", "past-end", "max"]
+                let labels = OffsetLie.allCases
                 if let lie = lyingOffset(span, encoded, label: labels[rng.below(labels.count)]) { options.append(lie) }
             }
         }
@@ -238,7 +238,29 @@ public struct SchemaMutator: StructureAwareMutator {
         return write(options[rng.below(options.count)], encoded)
     }
 
+    /// What a lying count or length is set to: 0, -1 (the maximum when unsigned), the maximum,
+    /// one more or one less than the truth, or past the end of the file.
+    enum SizeLie: String, CaseIterable {
+        case zero = "0"
+        case minusOne = "-1"
+        case max
+        case plusOne = "+1"
+        case minusOneN = "-1n"
+        case pastEnd = "past-end"
+    }
+
+    /// Where a lying offset points: the start, itself, backwards, past the end, the maximum.
+    enum OffsetLie: String, CaseIterable {
+        case zero = "0"
+        case itself = "self"
+        case backwards
+        case pastEnd = "past-end"
+        case max
+    }
+
     /// A lie decided but not yet written: what to change, its name and what a loader must do.
+    /// A mutation weighs every lie of a file and writes one, so the name and the expectation
+    /// are spelled out only for that one (``write(_:_:)``).
     private struct Lie {
         enum Edit {
             /// The integer field at `span` set to `value`, other checksums made right again.
@@ -250,9 +272,47 @@ public struct SchemaMutator: StructureAwareMutator {
             /// A byte of a string that cannot start or continue UTF-8.
             case invalidUTF8(Int)
         }
+        /// The mutation's name: `what` and the span's path (`version=future habits.version`).
+        enum Name {
+            case version(StaticString)
+            case versionMissing
+            case wrongChecksum
+            case size(SizeLie)
+            case offset(OffsetLie)
+            case enumOutOfRange
+            case invalidUTF8(at: Int)
+        }
+        /// What a loader must do with the lie.
+        enum Expected {
+            case nothing
+            /// Reject it as `unsupported-version`: the version is newer than `current`.
+            case newerThan(Int128)
+            case corruptChecksum
+        }
         var edit: Edit
-        var name: String
-        var expectation: Expectation?
+        var span: FieldSpan
+        var name: Name
+        var expected: Expected = .nothing
+
+        var rendered: String {
+            switch name {
+            case .version(let label): "version=\(label) \(span.path)"
+            case .versionMissing: "version-missing \(span.path)"
+            case .wrongChecksum: "wrong-checksum \(span.path)"
+            case .size(let label): "\(span.isCount ? "count" : "length")=\(label.rawValue) \(span.path)"
+            case .offset(let label): "offset=\(label.rawValue) \(span.path)"
+            case .enumOutOfRange: "enum-out-of-range \(span.path)"
+            case .invalidUTF8(let offset): "invalid-utf8 \(span.path)@\(offset - span.start)"
+            }
+        }
+
+        var expectation: Expectation? {
+            switch expected {
+            case .nothing: nil
+            case .newerThan(let current): Expectation(reason: .unsupportedVersion, because: "the version is newer than the app's \(current)")
+            case .corruptChecksum: Expectation(reason: .corrupt, because: "the checksum is wrong")
+            }
+        }
     }
 
     private func write(_ lie: Lie, _ encoded: SchemaEncoder.Output) -> Mutation {
@@ -273,71 +333,70 @@ public struct SchemaMutator: StructureAwareMutator {
             bytes = encoded.bytes
             bytes[offset] = [0xFF, 0xC0, 0x80, 0xED][offset % 4]
         }
-        return Mutation(bytes: bytes, name: lie.name, expectation: lie.expectation)
+        return Mutation(bytes: bytes, name: lie.rendered, expectation: lie.expectation)
     }
 
     private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [Lie] {
         guard let width = span.integerWidth, let rule = versionRule(at: span) else { return [] }
         let (_, hi) = bounds(width: width, signed: span.signed)
         var out: [Lie] = []
-        let future = Expectation(reason: .unsupportedVersion, because: "the version is newer than the app's \(rule.current)")
-        for (label, value, expectation) in [
-            ("future", rule.current + 1, future as Expectation?), ("future-max", hi, future), ("0", 0, nil),
-            ("negative", span.signed ? -1 : hi, span.signed ? nil : future),
-        ] {
-            if let lie = overwrite(span, with: value, name: "version=\(label) \(span.path)", expectation: expectation) { out.append(lie) }
+        let future = Lie.Expected.newerThan(rule.current)
+        let lies: [(StaticString, Int128, Lie.Expected)] = [
+            ("future", rule.current + 1, future), ("future-max", hi, future), ("0", 0, .nothing),
+            ("negative", span.signed ? -1 : hi, span.signed ? .nothing : future),
+        ]
+        for (label, value, expected) in lies {
+            if let lie = overwrite(span, with: value, name: .version(label), expected: expected) { out.append(lie) }
         }
-        out.append(Lie(edit: .truncate(span.start), name: "version-missing \(span.path)", expectation: nil))
+        out.append(Lie(edit: .truncate(span.start), span: span, name: .versionMissing))
         return out
     }
 
     private func wrongChecksum(_ span: FieldSpan) -> Lie? {
         guard let width = span.integerWidth else { return nil }
-        return Lie(
-            edit: .flipChecksum(span, width: width), name: "wrong-checksum \(span.path)",
-            expectation: Expectation(reason: .corrupt, because: "the checksum is wrong"))
+        return Lie(edit: .flipChecksum(span, width: width), span: span, name: .wrongChecksum, expected: .corruptChecksum)
     }
 
-    private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Lie? {
+    private func lyingSize(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: SizeLie) -> Lie? {
         guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
         let (lo, hi) = bounds(width: width, signed: span.signed)
         let value: Int128
         switch label {
-        case "0": value = 0
-        case "-1": value = span.signed ? -1 : hi
-        case "max": value = span.signed ? hi : hi
-        case "+1": value = v + 1
-        case "-1n": value = v - 1
-        default: value = v + Int128(encoded.bytes.count - span.end) + 1
+        case .zero: value = 0
+        case .minusOne: value = span.signed ? -1 : hi
+        case .max: value = hi
+        case .plusOne: value = v + 1
+        case .minusOneN: value = v - 1
+        case .pastEnd: value = v + Int128(encoded.bytes.count - span.end) + 1
         }
         guard value >= lo, value <= hi, value != v else { return nil }
-        return overwrite(span, with: value, name: "\(span.isCount ? "count" : "length")=\(label) \(span.path)")
+        return overwrite(span, with: value, name: .size(label))
     }
 
     /// An offset pointing at the start, at itself, backwards, past the end, or at the maximum.
-    private func lyingOffset(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: String) -> Lie? {
+    private func lyingOffset(_ span: FieldSpan, _ encoded: SchemaEncoder.Output, label: OffsetLie) -> Lie? {
         guard let width = span.integerWidth, case .integer(let v)? = encoded.value.value(at: span.location) else { return nil }
         let (lo, hi) = bounds(width: width, signed: span.signed)
         let value: Int128
         switch label {
-        case "0": value = 0
-        case "self": value = Int128(span.start)
-        case "backwards": value = v / 2
-        case "past-end": value = Int128(encoded.bytes.count + 1)
-        default: value = hi
+        case .zero: value = 0
+        case .itself: value = Int128(span.start)
+        case .backwards: value = v / 2
+        case .pastEnd: value = Int128(encoded.bytes.count + 1)
+        case .max: value = hi
         }
         guard value >= lo, value <= hi, value != v else { return nil }
-        return overwrite(span, with: value, name: "offset=\(label) \(span.path)")
+        return overwrite(span, with: value, name: .offset(label))
     }
 
     private func invalidUTF8(_ span: FieldSpan, at offset: Int) -> Lie {
-        Lie(edit: .invalidUTF8(offset), name: "invalid-utf8 \(span.path)@\(offset - span.start)", expectation: nil)
+        Lie(edit: .invalidUTF8(offset), span: span, name: .invalidUTF8(at: offset))
     }
 
     /// The integer at `span` set to `value`; nil when the span is not an integer of its width.
-    private func overwrite(_ span: FieldSpan, with value: Int128, name: String, expectation: Expectation? = nil) -> Lie? {
+    private func overwrite(_ span: FieldSpan, with value: Int128, name: Lie.Name, expected: Lie.Expected = .nothing) -> Lie? {
         guard let width = span.integerWidth, span.end - span.start == width else { return nil }
-        return Lie(edit: .overwrite(span, value), name: name, expectation: expectation)
+        return Lie(edit: .overwrite(span, value), span: span, name: name, expected: expected)
     }
 
     /// Recomputes checksums after an in-place lie, so the lie reaches the check it tests rather

@@ -74,7 +74,8 @@ private struct ParseState {
         self.buildsValue = buildsValue
     }
 
-    /// A value and what expressions can see of it; without `buildsValue`, the value is `.absent`.
+    /// A value and what expressions can see of it; without `buildsValue`, the value is `.absent`
+    /// (``SchemaValue`` is indirect: any other case would allocate its box).
     typealias Read = (value: SchemaValue, seen: ScopeValue)
 
     func fail(_ message: String, reason: Reason = .corrupt) -> Violation {
@@ -231,15 +232,15 @@ private struct ParseState {
         case .contents(let expected):
             let got = try take(expected.count)
             if !bytes[got].elementsEqual(expected) { throw fail("expected contents \(describe(expected))") }
-            return (.bytes(expected), .sized(expected.count))
+            return (buildsValue ? .bytes(expected) : .absent, .sized(expected.count))
         case .integer(let width, let signed, _):
             let value = IntegerCodec.decode(bytes, at: try take(width), signed: signed, bigEndian: plan.bigEndian)
             try check(field, value, previous: previous)
-            return (.integer(value), .integer(value))
+            return (buildsValue ? .integer(value) : .absent, .integer(value))
         case .float(let width, _):
             let raw = IntegerCodec.decode(bytes, at: try take(width), signed: false, bigEndian: plan.bigEndian)
             let double = width == 4 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))) : Double(bitPattern: UInt64(truncatingIfNeeded: raw))
-            return (.float(double), .opaque)
+            return (buildsValue ? .float(double) : .absent, .opaque)
         case .bytes:
             return bytesRead(try take(try size()))
         case .string:

@@ -24,7 +24,7 @@ struct BehaviourKeyTests {
     func streamingMatchesNormalize() {
         let messages = [
             "", "x", "7", "habits[2].num_dates: 100001 is over the maximum 100000",
-            "checksum mismatch: stored 1f0eea31, computed e5d3d09a", "offset 0x1F past the end", "0x", "0xZZ",
+            "checksum mismatch: stored 1f0eea31, computed e5d3d09a", "stored efaadfce", "a deface", "offset 0x1F past the end", "0x", "0xZZ",
             "version 2 is newer than 1", "name \"Run 5\" is too long", "tag 'b7' unknown", "a <b> c", "deadbeef cafe face 12ab",
             "abc123def4 5x 6", String(repeating: "field 12, ", count: 20), "é 3 ünïcode 4", "trailing digits 123",
         ]
@@ -37,6 +37,7 @@ struct BehaviourKeyTests {
     func numbersDoNotCount() {
         #expect(Self.streaming("habits[2].dates[7]: 5 is not after 9") == Self.streaming("habits[0].dates[12]: 70 is not after 80"))
         #expect(Self.streaming("stored 1f0eea31") == Self.streaming("stored 00ff12"))
+        #expect(Self.streaming("stored 1f0eea31") == Self.streaming("stored efaadfce"))
         #expect(Self.streaming("habits[2].name: too long") != Self.streaming("habits[2].dates: too long"))
         #expect(Self.streaming("not a habit-tracker file") != Self.streaming("not a habit-tracker fil"))
     }
