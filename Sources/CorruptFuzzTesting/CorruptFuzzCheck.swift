@@ -104,176 +104,93 @@ func runLoader<Value>(
 }
 
 /// A rejection's reason word and message. Both take reflection (microseconds, more than most
-/// loaders spend on a corrupt file), so an error that is `Hashable` is described once per
-/// distinct value and looked up after that. The lookup runs on every rejected input, so it
-/// is built to cost little more than hashing the error: each error type gets its own table,
-/// found by the type's identity (the last type asked for is kept apart), and the error is
-/// opened as its own type rather than cast (a cast from `any Error` costs runtime metadata
-/// lookups on every call). One lock is taken per lookup.
+/// loaders spend on a corrupt file), so each distinct error is described once and looked up
+/// after that. The lookup runs on every rejected input, so it is built to cost little more than
+/// hashing the error: each error type gets its own table, found by the type's identity (the
+/// last type asked for is kept apart); a plain struct of Strings, Ints and Bools is hashed from
+/// its fields read in place (``ErrorLayout``), another Hashable error is opened as its own type
+/// and hashed (a cast from `any Error` costs runtime metadata lookups on every call), and any
+/// other error is described every time. One lock is taken per lookup.
 final class RejectionDescriber: @unchecked Sendable {
     static let shared = RejectionDescriber()
     /// Distinct errors remembered per error type; the memory is cleared when it is full.
     static let capacity = 4096
 
     private let lock = NSLock()
-    private var byType: [ObjectIdentifier: any ErrorDescriptions] = [:]
-    private var lastType: ObjectIdentifier?
-    private var lastTable: (any ErrorDescriptions)?
-    /// Error types' names, as `String(describing:)` spells them (it demangles every time).
-    private var typeNames: [ObjectIdentifier: String] = [:]
+    private var byType: [ObjectIdentifier: ErrorType] = [:]
+    private var last: (type: ObjectIdentifier, entry: ErrorType)?
 
     func describe(_ error: any Error) -> (reason: Reason, message: String) {
         let type = ObjectIdentifier(Swift.type(of: error))
         // lock() and unlock() rather than withLock: its generic result type costs a metadata
         // lookup on every call, from outside Foundation.
         lock.lock()
-        let table: (any ErrorDescriptions)?
-        if lastType == type {
-            table = lastTable
+        var entry: ErrorType
+        if let last, last.type == type {
+            entry = last.entry
+        } else if let known = byType[type] {
+            entry = known
+            last = (type, known)
         } else {
-            table = byType[type]
-            if table != nil { (lastType, lastTable) = (type, table) }
+            // A new type: its layout is worked out outside the lock (by reflection), once.
+            lock.unlock()
+            let made = ErrorType(of: error)
+            lock.lock()
+            entry = byType[type] ?? made
+            byType[type] = entry
+            last = (type, entry)
         }
-        if let table, let found = table.find(error) {
+        let key = entry.key(error)
+        if let key, let found = entry.find(key) {
             lock.unlock()
             return found
         }
-        let typeName = typeNames[type]
         lock.unlock()
-        // Not known: described outside the lock (reflection may take a while), then stored.
-        let name = typeName ?? String(describing: Swift.type(of: error))
-        let made = Self.reflect(error, typeName: name)
-        lock.lock()
-        defer { lock.unlock() }
-        if typeName == nil { typeNames[type] = name }
-        let stored = table ?? Self.descriptions(for: error)
-        if table == nil {
-            byType[type] = stored
-            (lastType, lastTable) = (type, stored)
+        // Not known: described outside the lock, then stored.
+        let made = entry.layout.describe(error)
+        if let key {
+            lock.lock()
+            entry.store(key, made)
+            lock.unlock()
         }
-        stored.store(error, made)
         return made
     }
-
-    /// The reason word and `String(describing: error)`. The common shape of an app's error, a
-    /// struct of Strings, Ints and Bools (`HabitLoadError(reason: "corrupt", message: "…")`), is
-    /// written from one reflection of it, as the standard library's printing would write it;
-    /// any other error is described by the standard library (a second reflection, for the
-    /// reason word: together 4-5 times the cost, tens of microseconds).
-    static func reflect(_ error: any Error, typeName: String) -> (reason: Reason, message: String) {
-        if let fields = StructFields(error, typeName: typeName) {
-            return (Reason(fields.reason ?? typeName), fields.message)
-        }
-        return (reasonWord(for: error), String(describing: error))
-    }
-
-    /// The table for `error`'s type. The type itself must be Hashable: any error converts to a
-    /// Hashable NSError, whose equality (domain and code) would merge different messages.
-    private static func descriptions(for error: any Error) -> any ErrorDescriptions {
-        guard Swift.type(of: error) is any Hashable.Type, let hashable = (error as Any) as? any Hashable else {
-            return Undescribed()
-        }
-        func table<E: Hashable>(_: E) -> any ErrorDescriptions { Described<E>() }
-        return table(hashable)
-    }
 }
 
-/// An error that is a plain struct of Strings, Ints and Bools, read by one reflection: its
-/// `reason` property and the text `String(describing:)` gives it. Nil for any other error
-/// (an enum, a class, a struct with other properties, or one that describes itself).
-struct StructFields {
-    var reason: String?
-    var message: String
-
-    /// `typeName`: `String(describing: type(of: error))`.
-    init?(_ error: any Error, typeName: String) {
-        // `String(describing:)` prefers these to reflection; a custom mirror changes what
-        // reflection shows, and a class prints differently.
-        if Self.describesItself(error) { return nil }
-        let mirror = Mirror(reflecting: error)
-        guard mirror.displayStyle == .struct else { return nil }
-        var reason: String?
-        var message = typeName + "("
-        var first = true
-        for child in mirror.children {
-            guard let label = child.label else { continue }
-            let text: String
-            switch child.value {
-            case let string as String:
-                if label == "reason" { reason = string }
-                text = Self.quoted(string)
-            case let number as Int: text = String(number)
-            case let flag as Bool: text = flag ? "true" : "false"
-            default: return nil
-            }
-            if !first { message += ", " }
-            first = false
-            message += label + ": " + text
-        }
-        self.reason = reason
-        self.message = message + ")"
-    }
-
-    /// `string.debugDescription`: in quotes, with quotes, backslashes and what is not printable
-    /// ASCII escaped. Most messages are printable ASCII with nothing to escape, and are quoted
-    /// here at once (the standard library walks the Unicode scalars of every string).
-    static func quoted(_ string: String) -> String {
-        let plain = string.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-        return plain ? "\"" + string + "\"" : string.debugDescription
-    }
-
-    /// Whether `String(describing:)` would ask the value rather than reflect it. Generic over
-    /// any type, as the standard library's printing is, so the casts ask what the error's own
-    /// type conforms to (a cast of an `any Error` would convert it to NSError, which does).
-    private static func describesItself<T>(_ value: T) -> Bool {
-        value is any CustomStringConvertible || value is any CustomDebugStringConvertible || value is any TextOutputStreamable
-            || value is any CustomReflectable
-    }
-}
-
-/// How the errors of one type are described: found and stored by the describer, under its
-/// lock.
-private protocol ErrorDescriptions: AnyObject {
-    func find<T: Error>(_ error: T) -> (reason: Reason, message: String)?
-    func store<T: Error>(_ error: T, _ description: (reason: Reason, message: String))
-}
-
-/// Errors that are not Hashable: described every time.
-private final class Undescribed: ErrorDescriptions {
-    func find<T: Error>(_ error: T) -> (reason: Reason, message: String)? { nil }
-    func store<T: Error>(_ error: T, _ description: (reason: Reason, message: String)) {}
-}
-
-/// The descriptions of one Hashable error type's values, found by the value's hash, with the
-/// last few looked up kept apart: a loader rejects most inputs with the same few errors, and
-/// comparing four numbers is cheaper than a dictionary. Code generic over the error type is
-/// not specialized here (the type is known only at run time), and every generic step then
-/// costs metadata lookups, so only the hash is generic. Two distinct errors of one campaign
-/// share a 64-bit hash with a chance of about 1 in 10^12 (4,096 values remembered), which
-/// would give the second the first's message.
-private final class Described<E: Hashable>: ErrorDescriptions {
+/// The errors of one type a describer has met: how they are hashed and written, and the
+/// descriptions of the distinct ones, found by their hash, with the last few looked up kept
+/// apart (a loader rejects most inputs with the same few errors, and comparing four numbers is
+/// cheaper than a dictionary). Used under the describer's lock. Two distinct errors of one
+/// campaign share a 64-bit hash with a chance of about 1 in 10^12 (4,096 values remembered),
+/// which would give the second the first's message.
+private final class ErrorType {
+    let layout: ErrorLayout
+    /// For a Hashable error that is not a plain struct: its hash, computed as its own type.
+    private let hasher: (any ErrorHasher)?
     private var known: [Int: (reason: Reason, message: String)] = [:]
     private var recentKeys: [Int] = []
     private var recent: [(reason: Reason, message: String)] = []
     private var nextRecent = 0
 
-    /// The error's hash: the opened error is this table's type (one value of an `any Error`
-    /// box has one dynamic type), read in place as `E`.
-    private func key<T: Error>(_ error: T) -> Int? {
-        guard T.self == E.self else { return nil }
-        return withUnsafePointer(to: error) { $0.withMemoryRebound(to: E.self, capacity: 1) { $0.pointee.hashValue } }
+    init(of error: any Error) {
+        layout = ErrorLayout(of: error)
+        hasher = layout.fields == nil ? Self.hasher(for: error) : nil
     }
 
-    func find<T: Error>(_ error: T) -> (reason: Reason, message: String)? {
-        guard let key = key(error) else { return nil }
+    /// The hash of `error`, which is of this type; nil when errors of this type cannot be
+    /// told apart (then each is described).
+    func key(_ error: any Error) -> Int? {
+        layout.key(error) ?? hasher?.key(error)
+    }
+
+    func find(_ key: Int) -> (reason: Reason, message: String)? {
         for index in recentKeys.indices where recentKeys[index] == key { return recent[index] }
         guard let found = known[key] else { return nil }
         remember(key, found)
         return found
     }
 
-    func store<T: Error>(_ error: T, _ description: (reason: Reason, message: String)) {
-        guard let key = key(error) else { return }
+    func store(_ key: Int, _ description: (reason: Reason, message: String)) {
         if known.count >= RejectionDescriber.capacity { known.removeAll(keepingCapacity: true) }
         known[key] = description
         remember(key, description)
@@ -288,6 +205,30 @@ private final class Described<E: Hashable>: ErrorDescriptions {
             recent[nextRecent] = description
             nextRecent = (nextRecent + 1) % 4
         }
+    }
+
+    /// The type itself must be Hashable: any error converts to a Hashable NSError, whose
+    /// equality (domain and code) would merge different messages.
+    private static func hasher(for error: any Error) -> (any ErrorHasher)? {
+        guard Swift.type(of: error) is any Hashable.Type, let hashable = (error as Any) as? any Hashable else { return nil }
+        func hasher<E: Hashable>(_: E) -> any ErrorHasher { HashableError<E>() }
+        return hasher(hashable)
+    }
+}
+
+/// Hashes the errors of one Hashable type.
+private protocol ErrorHasher {
+    func key<T: Error>(_ error: T) -> Int?
+}
+
+/// Code generic over the error type is not specialized here (the type is known only at run
+/// time), and every generic step then costs metadata lookups, so only the hash is generic.
+private struct HashableError<E: Hashable>: ErrorHasher {
+    /// The error's hash: the opened error is this type (one value of an `any Error` box has
+    /// one dynamic type), read in place as `E`.
+    func key<T: Error>(_ error: T) -> Int? {
+        guard T.self == E.self else { return nil }
+        return withUnsafePointer(to: error) { $0.withMemoryRebound(to: E.self, capacity: 1) { $0.pointee.hashValue } }
     }
 }
 

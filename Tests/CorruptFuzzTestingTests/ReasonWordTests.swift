@@ -47,6 +47,29 @@ struct RejectionDescriberTests {
         }
     }
 
+    struct Pair: Error {
+        var reason: String
+        var message: String
+    }
+    enum Coded: Error, Hashable {
+        case corrupt(at: Int)
+        case tooNew(String)
+    }
+
+    @Test("errors whose fields differ only in where one ends and the next begins, or in an enum's payload, stay apart")
+    func boundaries() {
+        let describer = RejectionDescriber()
+        for _ in 0..<3 {
+            for error in [Pair(reason: "ab", message: "c"), Pair(reason: "a", message: "bc"), Pair(reason: "", message: "abc")] {
+                #expect(describer.describe(error).message == String(describing: error))
+                #expect(describer.describe(error).reason == reasonWord(for: error))
+            }
+            for error in [Coded.corrupt(at: 1), .corrupt(at: 2), .tooNew("2"), .tooNew("3")] {
+                #expect(describer.describe(error).message == String(describing: error))
+            }
+        }
+    }
+
     @Test("an error that is not Hashable is described every time")
     func unhashable() {
         let describer = RejectionDescriber()
@@ -56,8 +79,8 @@ struct RejectionDescriberTests {
     }
 }
 
-@Suite("An error's reason and message from one reflection")
-struct StructFieldsTests {
+@Suite("An error's reason and message, written from its fields")
+struct ErrorLayoutTests {
     struct Plain: Error {
         var reason: String
         var message: String
@@ -65,54 +88,61 @@ struct StructFieldsTests {
         var fatal: Bool
     }
     struct NoReason: Error { var message: String }
+    struct Empty: Error {}
     struct Nested: Error { var inner: NoReason }
+    struct Optional: Error { var reason: String? }
     struct Described: Error, CustomStringConvertible {
         var reason: String
         var description: String { "described: \(reason)" }
+    }
+    struct Mirrored: Error, CustomReflectable {
+        var reason: String
+        var customMirror: Mirror { Mirror(self, children: ["why": reason]) }
     }
     enum Cases: Error { case corrupt(String) }
     final class Boxed: Error {
         let reason = "corrupt"
     }
 
-    /// What the describer gives, read the standard library's way.
-    func standard(_ error: any Error) -> (reason: String, message: String) {
-        (CorruptFuzzWorker.reasonWord(of: error) ?? String(describing: type(of: error)), String(describing: error))
-    }
-
     @Test(
         "a struct of Strings, Ints and Bools is written as String(describing:) writes it, quotes and escapes included",
         arguments: [
             "habits[2].name_len 300 exceeds 256", "", "a \"quoted\" word", "back\\slash", "line\nbreak\ttab", "naïve émoji 🎉",
-            "\u{7F}\u{1}control", "\r\n",
+            "\u{7F}\u{1}control", "\r\n", String(repeating: "long message ", count: 40),
         ])
-    func plainStruct(_ message: String) throws {
-        for error in [Plain(reason: "corrupt", message: message, offset: -12, fatal: true), Plain(reason: message, message: "m", offset: 0, fatal: false)] {
-            let fields = try #require(StructFields(error, typeName: String(describing: type(of: error))))
-            #expect(fields.message == standard(error).message)
-            #expect(fields.reason == standard(error).reason)
-            let described = RejectionDescriber.reflect(error, typeName: String(describing: type(of: error)))
+    func plainStruct(_ message: String) {
+        let errors: [any Error] = [
+            Plain(reason: "corrupt", message: message, offset: -12, fatal: true), Plain(reason: message, message: "m", offset: 0, fatal: false),
+            NoReason(message: message), Empty(),
+        ]
+        for error in errors {
+            let layout = ErrorLayout(of: error)
+            #expect(layout.fields != nil, "\(error)")
+            let described = layout.describe(error)
             #expect(described.message == String(describing: error))
             #expect(described.reason == reasonWord(for: error))
         }
-        let noReason = NoReason(message: message)
-        let fields = try #require(StructFields(noReason, typeName: "NoReason"))
-        #expect(fields.reason == nil)
-        #expect(fields.message == String(describing: noReason))
-        #expect(RejectionDescriber.reflect(noReason, typeName: "NoReason").reason.rawValue == "NoReason")
     }
 
     @Test("anything else is left to the standard library, with the same result")
     func otherErrors() {
         let errors: [any Error] = [
-            Nested(inner: NoReason(message: "x")), Described(reason: "corrupt"), Cases.corrupt("x"), Boxed(), CocoaError(.fileReadNoSuchFile),
+            Nested(inner: NoReason(message: "x")), Optional(reason: "corrupt"), Described(reason: "corrupt"), Mirrored(reason: "corrupt"),
+            Cases.corrupt("x"), Boxed(), CocoaError(.fileReadNoSuchFile),
         ]
         for error in errors {
-            let name = String(describing: type(of: error))
-            #expect(StructFields(error, typeName: name) == nil, "\(error)")
-            let described = RejectionDescriber.reflect(error, typeName: name)
+            let layout = ErrorLayout(of: error)
+            #expect(layout.fields == nil, "\(error)")
+            let described = layout.describe(error)
             #expect(described.message == String(describing: error))
             #expect(described.reason == reasonWord(for: error))
         }
+    }
+
+    @Test("a layout reads only errors of its own type")
+    func otherType() {
+        let layout = ErrorLayout(of: Plain(reason: "corrupt", message: "m", offset: 1, fatal: true))
+        let other = NoReason(message: "a message")
+        #expect(layout.describe(other).message == String(describing: other))
     }
 }

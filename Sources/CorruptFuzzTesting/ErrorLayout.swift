@@ -1,0 +1,169 @@
+@_spi(Reflection) import Swift
+
+/// How the errors of one type are described: the reason word and `String(describing:)`.
+///
+/// The common shape of an app's error is a plain struct of Strings, Ints and Bools
+/// (`HabitLoadError(reason: "corrupt", message: "…")`). For that shape the type's stored
+/// properties are listed once (`_forEachField`, the standard library's reflection of a type's
+/// layout), and each error is then written from its fields read in place, as the standard
+/// library's printing writes it. Any other error (an enum, a class, a struct with other
+/// properties, one that describes itself) is described by the standard library: reflecting a
+/// value costs tens of microseconds, more than most loaders spend on a corrupt file, and a
+/// campaign meets a new error value (a new offset in its message) every few dozen inputs.
+struct ErrorLayout: Sendable {
+    enum Kind: Sendable {
+        case string
+        case int
+        case bool
+    }
+
+    struct Field: Sendable {
+        var name: String
+        var offset: Int
+        var kind: Kind
+    }
+
+    /// The type the layout is of.
+    let type: ObjectIdentifier
+    /// `String(describing: type(of: error))` (it demangles the name every time).
+    let typeName: String
+    /// The stored properties of a plain struct, in order; nil for any other error.
+    let fields: [Field]?
+
+    init(of error: any Error) {
+        let type = Swift.type(of: error)
+        self.type = ObjectIdentifier(type)
+        typeName = String(describing: type)
+        fields = Self.plainFields(of: error, type: type)
+    }
+
+    /// The reason word and the message of `error`, which is of this layout's type.
+    func describe(_ error: any Error) -> (reason: Reason, message: String) {
+        if let fields, let read = Self.read(error, fields, of: type, typeName: typeName) {
+            return (Reason(read.reason ?? typeName), read.message)
+        }
+        return (reasonWord(for: error), String(describing: error))
+    }
+
+    /// The fields of `error`, when its type is a plain struct of Strings, Ints and Bools that
+    /// `String(describing:)` reflects.
+    private static func plainFields(of error: any Error, type: any Any.Type) -> [Field]? {
+        // `String(describing:)` prefers these to reflection; a custom mirror changes what
+        // reflection shows; a class or an enum prints differently.
+        guard !describesItself(error), Mirror(reflecting: error).displayStyle == .struct else { return nil }
+        var fields: [Field] = []
+        let complete = _forEachField(of: type, options: []) { name, offset, fieldType, _ in
+            let kind: Kind
+            if fieldType == String.self {
+                kind = .string
+            } else if fieldType == Int.self {
+                kind = .int
+            } else if fieldType == Bool.self {
+                kind = .bool
+            } else {
+                return false
+            }
+            fields.append(Field(name: String(cString: name), offset: offset, kind: kind))
+            return true
+        }
+        return complete ? fields : nil
+    }
+
+    /// A hash of `error`'s fields, for a plain struct of this layout's type (nil otherwise):
+    /// errors with equal hashes are taken to be equal (64 bits: see ``RejectionDescriber``).
+    func key(_ error: any Error) -> Int? {
+        guard let fields else { return nil }
+        return Self.key(error, fields, of: type)
+    }
+
+    private static func key<E: Error>(_ error: E, _ fields: [Field], of type: ObjectIdentifier) -> Int? {
+        guard ObjectIdentifier(E.self) == type else { return nil }
+        return withUnsafeBytes(of: error) { raw in
+            var hash = FieldHash()
+            for field in fields {
+                switch field.kind {
+                case .string:
+                    var text = raw.load(fromByteOffset: field.offset, as: String.self)
+                    text.withUTF8 { hash.add($0) }
+                case .int: hash.add(UInt64(bitPattern: Int64(raw.load(fromByteOffset: field.offset, as: Int.self))))
+                case .bool: hash.add(raw.load(fromByteOffset: field.offset, as: Bool.self) ? 1 : 0)
+                }
+            }
+            return hash.value
+        }
+    }
+
+    /// Whether `String(describing:)` would ask the value rather than reflect it. Generic over
+    /// any type, as the standard library's printing is, so the casts ask what the error's own
+    /// type conforms to.
+    private static func describesItself<T>(_ value: T) -> Bool {
+        value is any CustomStringConvertible || value is any CustomDebugStringConvertible || value is any TextOutputStreamable
+            || value is any CustomReflectable
+    }
+
+    /// `error`'s fields read in place (the error is opened as its own type: its bytes are the
+    /// struct's), written as `Name(label: "text", count: 3, fatal: true)`; nil if `error` is
+    /// not of the type the fields were listed for.
+    private static func read<E: Error>(
+        _ error: E, _ fields: [Field], of type: ObjectIdentifier, typeName: String
+    ) -> (reason: String?, message: String)? {
+        guard ObjectIdentifier(E.self) == type else { return nil }
+        return withUnsafeBytes(of: error) { raw -> (reason: String?, message: String)? in
+            var reason: String?
+            var message = typeName + "("
+            for (index, field) in fields.enumerated() {
+                if index > 0 { message += ", " }
+                message += field.name + ": "
+                switch field.kind {
+                case .string:
+                    let text = raw.load(fromByteOffset: field.offset, as: String.self)
+                    if field.name == "reason" { reason = text }
+                    message += quoted(text)
+                case .int:
+                    message += String(raw.load(fromByteOffset: field.offset, as: Int.self))
+                case .bool:
+                    message += raw.load(fromByteOffset: field.offset, as: Bool.self) ? "true" : "false"
+                }
+            }
+            return (reason, message + ")")
+        }
+    }
+
+    /// `string.debugDescription`: in quotes, with quotes, backslashes and what is not printable
+    /// ASCII escaped. Most messages are printable ASCII with nothing to escape, and are quoted
+    /// here at once (the standard library walks the Unicode scalars of every string).
+    static func quoted(_ string: String) -> String {
+        let plain = string.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        return plain ? "\"" + string + "\"" : string.debugDescription
+    }
+}
+
+/// A multiply-and-rotate hash of 64-bit words: each string's bytes eight at a time (the tail
+/// zero-padded) and its length, so that `("ab", "c")` and `("a", "bc")` differ.
+private struct FieldHash {
+    private static let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
+    private var h: UInt64 = 0x243F_6A88_85A3_08D3
+
+    mutating func add(_ word: UInt64) { h = ((h ^ word) &* Self.prime).rotateLeft(31) }
+
+    mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            add(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        if offset < raw.count {
+            var word: UInt64 = 0
+            for i in offset..<raw.count { word |= UInt64(raw[i]) << (8 * UInt64(i - offset)) }
+            add(word)
+        }
+        add(UInt64(raw.count))
+    }
+
+    var value: Int { Int(truncatingIfNeeded: (h ^ (h >> 29)) &* Self.prime) }
+}
+
+extension UInt64 {
+    fileprivate func rotateLeft(_ n: UInt64) -> UInt64 { (self << n) | (self >> (64 - n)) }
+}
