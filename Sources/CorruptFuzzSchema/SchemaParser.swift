@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import Foundation
 
 /// Reads bytes into a ``SchemaValue`` and checks every rule of the schema: the reference
 /// validator.
@@ -9,6 +10,8 @@ import CorruptFuzzCore
 public struct SchemaParser: Sendable {
     public let schema: BinarySchema
     private let plan: SchemaPlan
+    /// The first-violation pass's working arrays, kept between calls.
+    private let scratch = ParseScratch()
 
     public init(schema: BinarySchema) {
         self.schema = schema
@@ -46,12 +49,55 @@ public struct SchemaParser: Sendable {
     public func firstViolation(_ bytes: [UInt8]) -> Violation? {
         guard !bytes.isEmpty else { return .empty }
         var state = ParseState(bytes: bytes, plan: plan, buildsValue: false)
+        // The arrays of the last pass, emptied but with their storage: a validation allocates
+        // nothing then, unless its violation.
+        scratch.lend(to: &state)
+        defer { scratch.keep(from: &state) }
         do {
             _ = try state.readFile()
             return nil
         } catch {
             return error
         }
+    }
+}
+
+/// The working arrays of first-violation passes, lent to one pass at a time and kept with
+/// their storage: allocating and freeing them cost a validation more than reading most files.
+/// A pass that finds them lent out (another thread validating) allocates its own.
+private final class ParseScratch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var scopes: ScopeStack?
+    private var path: FieldPath?
+    private var fieldStarts: [Int] = []
+
+    func lend(to state: inout ParseState) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let scopes, let path else { return }
+        state.scopes = scopes
+        state.path = path
+        state.fieldStarts = fieldStarts
+        // Moved out, so that the pass's appends find their storage uniquely referenced.
+        self.scopes = nil
+        self.path = nil
+        fieldStarts = []
+    }
+
+    func keep(from state: inout ParseState) {
+        state.scopes.removeAll()
+        state.path.removeAll()
+        state.fieldStarts.removeAll(keepingCapacity: true)
+        lock.lock()
+        defer { lock.unlock() }
+        if scopes == nil {
+            scopes = state.scopes
+            path = state.path
+            fieldStarts = state.fieldStarts
+        }
+        state.scopes = ScopeStack()
+        state.path = FieldPath()
+        state.fieldStarts = []
     }
 }
 

@@ -54,6 +54,12 @@ struct ScopeStack {
         values.removeSubrange(frames.removeLast().base...)
     }
 
+    /// Empties the stack, keeping its storage.
+    mutating func removeAll() {
+        frames.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+    }
+
     /// Adds a value to the innermost record (the next field's, in schema order).
     mutating func append(_ value: ScopeValue) {
         values.append(value)
@@ -127,6 +133,8 @@ struct FieldPath {
     mutating func push(_ id: String) { components.append(.field(id)) }
     mutating func push(index: Int) { components.append(.index(index)) }
     mutating func pop() { components.removeLast() }
+    /// Empties the path, keeping its storage.
+    mutating func removeAll() { components.removeAll(keepingCapacity: true) }
 
     /// `habits[2].name_len`: ids joined by dots, indices in brackets.
     var rendered: String {

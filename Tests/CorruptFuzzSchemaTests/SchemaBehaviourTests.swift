@@ -1,6 +1,7 @@
 import CorruptFuzzCore
 @testable import CorruptFuzzSchema
 import Foundation
+import Synchronization
 import Testing
 
 let corpusFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -312,6 +313,38 @@ struct SchemaFirstViolationTests {
         }
         // Both kinds were compared: valid files and many broken ones.
         #expect(invalid > compared / 2 && invalid < compared)
+    }
+
+    /// One parser validates on every thread of a campaign, and its first-violation passes share
+    /// working arrays: passes at the same time must say what they say one at a time.
+    @Test("first violations from many threads at once are the ones found one at a time")
+    func concurrentPasses() throws {
+        let schema = try habitSchema()
+        let parser = SchemaParser(schema: schema)
+        let mutator = SchemaMutator(schema: schema)
+        var rng = FuzzRNG(seed: 11)
+        var made: [[UInt8]] = []
+        for _ in 0..<200 {
+            let valid = mutator.generate(using: &rng)
+            made.append(valid)
+            var bytes = valid
+            Mutator.byteLevel[rng.below(Mutator.byteLevel.count)].mutate(&bytes, using: &rng, context: MutationContext(partner: valid))
+            made.append(bytes)
+            if let structured = mutator.mutate(valid, using: &rng) { made.append(structured.bytes) }
+        }
+        let inputs = made
+        let expected = inputs.map { parser.firstViolation($0) }
+        #expect(expected.contains(nil) && expected.contains { $0 != nil })
+        let results = Mutex([Violation?](repeating: nil, count: inputs.count))
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for _ in 0..<5 {
+                for index in stride(from: thread, to: inputs.count, by: 8) {
+                    let found = parser.firstViolation(inputs[index])
+                    results.withLock { $0[index] = found }
+                }
+            }
+        }
+        #expect(results.withLock { $0 } == expected)
     }
 
     /// `bytes(_:)` skips spans, paths and the written value: it must write what `encode(_:)`
