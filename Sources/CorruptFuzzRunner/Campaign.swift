@@ -375,7 +375,7 @@ public final class Campaign: @unchecked Sendable {
     /// A coarse description of what the loader did, for keeping inputs with new behaviour: a
     /// hash of the outcome, the reason and exit code, and the messages of the loader and the
     /// validator with their numbers as `#` (so `habits[2].num_dates` and `habits[0].num_dates`
-    /// are one behaviour). It runs for every input, so it builds no strings: each distinct
+    /// are one behaviour), or the violation's site where the validator gives one. It runs for every input, so it builds no strings: each distinct
     /// message is normalized once (``NormalizedMessages``).
     private static func behaviour(of judged: Judged, normalized: inout NormalizedMessages) -> Int {
         var hasher = Hasher()
@@ -393,8 +393,12 @@ public final class Campaign: @unchecked Sendable {
         }
         if case .invalid(let violation)? = judged.verdict {
             hasher.combine(violation.reason?.rawValue)
-            hasher.combine(normalized.key(violation.path, .path))
-            hasher.combine(normalized.key(violation.message, .violation))
+            if let site = violation.site {
+                hasher.combine(site)
+            } else {
+                hasher.combine(normalized.key(violation.path, .path))
+                hasher.combine(normalized.key(violation.message, .violation))
+            }
         }
         return hasher.finalize()
     }

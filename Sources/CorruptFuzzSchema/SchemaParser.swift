@@ -124,13 +124,14 @@ private struct ParseState {
     /// (``SchemaValue`` is indirect: any other case would allocate its box).
     typealias Read = (value: SchemaValue, seen: ScopeValue)
 
-    func fail(_ message: String, reason: Reason = .corrupt) -> Violation {
-        Violation(reason, message, at: path.rendered)
+    /// The violation of the rule checked at `line` (its site: that line at this field).
+    func fail(_ message: String, reason: Reason = .corrupt, line: UInt = #line) -> Violation {
+        Violation(reason, message, at: path.rendered, site: path.site(line))
     }
 
     /// Records a broken rule, or in the first-violation pass, ends the parse with it.
-    mutating func report(_ message: String) throws(Violation) {
-        let violation = fail(message)
+    mutating func report(_ message: String, line: UInt = #line) throws(Violation) {
+        let violation = fail(message, line: line)
         if !buildsValue { throw violation }
         violations.append(violation)
     }
@@ -151,7 +152,7 @@ private struct ParseState {
         var values: [SchemaValue] = []
         if buildsValue { values.reserveCapacity(type.fields.count) }
         for plan in type.fields {
-            path.push(plan.id)
+            path.push(plan)
             if type.notesFieldStarts { fieldStarts.append(stream.pos) }
             scopes.setStreamPos(stream.pos - stream.start)
             let read = try readField(plan, stream: &stream)
@@ -172,7 +173,7 @@ private struct ParseState {
             var covered = seqEnd
             scopes.setStreamPos(stream.pos - stream.start)
             for instance in type.instances {
-                path.push(instance.id)
+                path.push(instance)
                 guard let position = instance.field.position, let pos = scopes.evaluate(position) else {
                     throw fail("cannot evaluate pos")
                 }

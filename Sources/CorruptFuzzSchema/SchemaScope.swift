@@ -125,16 +125,34 @@ struct ScopeStack {
 struct FieldPath {
     enum Component {
         case field(String)
+        /// A field of the parse, named by its plan.
+        case plan(FieldPlan)
         case index(Int)
     }
 
     private var components: [Component] = []
 
     mutating func push(_ id: String) { components.append(.field(id)) }
+    /// A field prepared for the run: its identity stands for its place in the schema.
+    mutating func push(_ field: FieldPlan) { components.append(.plan(field)) }
     mutating func push(index: Int) { components.append(.index(index)) }
     mutating func pop() { components.removeLast() }
     /// Empties the path, keeping its storage.
     mutating func removeAll() { components.removeAll(keepingCapacity: true) }
+
+    /// A violation's ``Violation/site``: the rule checked at source line `line`, at this path's
+    /// fields (indices left out: every element of an array is one place).
+    func site(_ line: UInt) -> Int {
+        var hash = UInt64(line)
+        for component in components {
+            switch component {
+            case .field(let id): hash = (hash ^ UInt64(UInt(bitPattern: id.hashValue))) &* 0x9E37_79B9_7F4A_7C15
+            case .plan(let plan): hash = (hash ^ UInt64(UInt(bitPattern: ObjectIdentifier(plan).hashValue))) &* 0x9E37_79B9_7F4A_7C15
+            case .index: continue
+            }
+        }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 31))
+    }
 
     /// `habits[2].name_len`: ids joined by dots, indices in brackets.
     var rendered: String {
@@ -142,6 +160,7 @@ struct FieldPath {
         for component in components {
             switch component {
             case .field(let id): out = out.isEmpty ? id : "\(out).\(id)"
+            case .plan(let plan): out = out.isEmpty ? plan.id : "\(out).\(plan.id)"
             case .index(let index): out = "\(out)[\(index)]"
             }
         }

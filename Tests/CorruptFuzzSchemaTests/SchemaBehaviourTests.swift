@@ -48,6 +48,28 @@ struct SchemaBehaviourTests {
         #expect(parser.firstViolation([])?.reason == "empty")
     }
 
+    @Test("violations of one rule at one field share a site whatever the numbers; other rules and fields do not")
+    func sites() throws {
+        let parser = SchemaParser(schema: try habitSchema())
+        func site(_ bytes: [UInt8]) throws -> Int { try #require(parser.firstViolation(bytes)?.site) }
+        // Dates out of order: one rule at one field, whatever the dates and the element.
+        let outOfOrder = try site(habitFile(dates: [20_000, 19_999]))
+        #expect(try site(habitFile(dates: [5, 6, 7, 1])) == outOfOrder)
+        // Another rule at the same field (over the maximum), and the same kind of rule elsewhere.
+        let overMax = try site(habitFile(dates: [80_000]))
+        #expect(overMax != outOfOrder)
+        #expect(try site(habitFile(dates: [90_000, 90_001])) == overMax)
+        var future = try habitFile()
+        future[4] = 9
+        #expect(try site(future) != overMax)
+        // The full parse gives its violations the same sites; equality does not look at them.
+        let bytes = try habitFile(dates: [20_000, 19_999])
+        #expect(parser.parse(bytes).violations.first?.site == outOfOrder)
+        var other = try #require(parser.firstViolation(bytes))
+        other.site = nil
+        #expect(other == parser.firstViolation(bytes))
+    }
+
     @Test("the catalogue lies about every count, length, version and checksum, with expectations where certain")
     func catalogue() throws {
         let format = SchemaFormat(schema: try habitSchema())
