@@ -378,29 +378,29 @@ public final class Campaign: @unchecked Sendable {
     /// are one behaviour), or the violation's site where the validator gives one. It runs for every input, so it builds no strings: each distinct
     /// message is normalized once (``NormalizedMessages``).
     private static func behaviour(of judged: Judged, normalized: inout NormalizedMessages) -> Int {
-        var hasher = Hasher()
+        var hash = BehaviourHash()
         switch judged.execution.outcome {
-        case .accepted: hasher.combine(0)
-        case .acceptedInvalid: hasher.combine(1)
+        case .accepted: hash.add(0)
+        case .acceptedInvalid: hash.add(1)
         case .rejected(let reason, let code, let message):
-            hasher.combine(2)
-            hasher.combine(reason?.rawValue)
-            hasher.combine(code)
-            hasher.combine(normalized.key(message ?? "", .loader))
-        case .crashed: hasher.combine(3)
-        case .hung: hasher.combine(4)
-        case .outOfMemory: hasher.combine(5)
+            hash.add(2)
+            hash.add(reason?.rawValue)
+            hash.add(Int(code))
+            hash.add(normalized.key(message ?? "", .loader))
+        case .crashed: hash.add(3)
+        case .hung: hash.add(4)
+        case .outOfMemory: hash.add(5)
         }
         if case .invalid(let violation)? = judged.verdict {
-            hasher.combine(violation.reason?.rawValue)
+            hash.add(violation.reason?.rawValue)
             if let site = violation.site {
-                hasher.combine(site)
+                hash.add(site)
             } else {
-                hasher.combine(normalized.key(violation.path, .path))
-                hasher.combine(normalized.key(violation.message, .violation))
+                hash.add(normalized.key(violation.path, .path))
+                hash.add(normalized.key(violation.message, .violation))
             }
         }
-        return hasher.finalize()
+        return hash.value
     }
 
     // MARK: - Minimization
@@ -550,35 +550,60 @@ struct NormalizedMessages {
     }
 }
 
-/// The verdicts a validator gave on recent inputs. A third of a campaign's inputs repeat one
+/// A behaviour's hash: a multiply-and-rotate mix of its parts. It only tells a campaign's
+/// behaviours apart, within one run, so it needs neither SipHash's seed nor its cost (a
+/// Hasher's finalization alone costs more than the rest of the key).
+struct BehaviourHash {
+    private static let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
+    private var h: UInt64 = 0x243F_6A88_85A3_08D3
+
+    mutating func add(_ value: Int) { h = ((h ^ UInt64(bitPattern: Int64(value))) &* Self.prime).rotateLeft(31) }
+
+    /// A short text (a reason word), its bytes eight at a time; nil differs from every text.
+    mutating func add(_ text: String?) {
+        guard var text else { return add(-1) }
+        text.withUTF8 { bytes in
+            var word: UInt64 = 0
+            for (index, byte) in bytes.enumerated() {
+                word |= UInt64(byte) << (8 * UInt64(index % 8))
+                if index % 8 == 7 {
+                    add(Int(bitPattern: UInt(word)))
+                    word = 0
+                }
+            }
+            add(Int(bitPattern: UInt(word)))
+            add(bytes.count)
+        }
+    }
+
+    var value: Int { Int(truncatingIfNeeded: (h ^ (h >> 29)) &* Self.prime) }
+}
+
+/// The verdicts a validator gave on recent inputs. A quarter of a campaign's inputs repeat one
 /// it ran before (a structure-aware mutation of a small file has few outcomes; one bit flipped
 /// in a 14-byte seed even fewer), and a validator is a function of the bytes: the verdict is
 /// looked up instead of validated again. The loader still runs every input. Only `valid` and
-/// `invalid` are kept (a validator that failed or could not decide is asked again); the
-/// memory starts over at ``maxBytes`` of inputs, so a campaign's memory stays flat.
+/// `invalid` are kept (a validator that failed or could not decide is asked again).
+///
+/// The memory is a table of ``slots`` entries, each input's hash picking one, where a new
+/// verdict replaces the one there (a dictionary spent more on growing and hashing than the
+/// lookups saved); inputs over ``maxLength`` bytes are not kept, so it holds 2 MB of inputs at
+/// most and a campaign's memory stays flat.
 final class VerdictMemory: @unchecked Sendable {
-    static let maxBytes = 2 << 20
-    static let maxEntries = 32_768
-    private var known: [Key: Verdict] = [:]
-    private var bytes = 0
+    static let slots = 8192
+    static let maxLength = 256
+    private struct Entry {
+        var hash: UInt64
+        var bytes: [UInt8]
+        var verdict: Verdict
+    }
+    private var entries = [Entry?](repeating: nil, count: slots)
 
-    /// An input as a key: its bytes and a hash of them, eight bytes at a time (SipHash over
-    /// every byte, the Hasher's, costs more than many validators). Equal keys have equal
-    /// bytes; the hash only spreads them.
-    struct Key: Hashable {
-        let bytes: [UInt8]
-        let hash: UInt64
-
-        init(bytes: [UInt8]) {
-            self.bytes = bytes
-            hash = bytes.withUnsafeBytes { Self.hash($0) }
-        }
-
-        static func == (a: Key, b: Key) -> Bool { a.hash == b.hash && a.bytes == b.bytes }
-        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-
-        /// A multiply-and-rotate hash of 64-bit words (the tail zero-padded), with the length.
-        static func hash(_ raw: UnsafeRawBufferPointer) -> UInt64 {
+    /// An input's hash: a multiply-and-rotate hash of its 64-bit words (the tail zero-padded),
+    /// with the length (SipHash over every byte, the Hasher's, costs more than many
+    /// validators). It picks the slot; the bytes are compared.
+    static func hash(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBytes { raw in
             let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
             var h = UInt64(raw.count) &* prime
             var offset = 0
@@ -597,20 +622,14 @@ final class VerdictMemory: @unchecked Sendable {
     }
 
     func verdict(of input: [UInt8]?, validate: ([UInt8]?) -> Verdict) -> Verdict {
-        guard let input, input.count <= 4096 else { return validate(input) }
-        let key = Key(bytes: input)
-        if let found = known[key] { return found }
+        guard let input, input.count <= Self.maxLength else { return validate(input) }
+        let hash = Self.hash(input)
+        let slot = Int(truncatingIfNeeded: hash & UInt64(Self.slots - 1))
+        if let entry = entries[slot], entry.hash == hash, entry.bytes == input { return entry.verdict }
         let verdict = validate(input)
         switch verdict {
-        case .valid, .invalid:
-            if bytes + input.count > Self.maxBytes || known.count >= Self.maxEntries {
-                known.removeAll(keepingCapacity: true)
-                bytes = 0
-            }
-            known[key] = verdict
-            bytes += input.count
-        case .undecided, .error:
-            break
+        case .valid, .invalid: entries[slot] = Entry(hash: hash, bytes: input, verdict: verdict)
+        case .undecided, .error: break
         }
         return verdict
     }

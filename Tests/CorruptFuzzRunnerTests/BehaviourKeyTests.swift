@@ -69,7 +69,56 @@ struct BehaviourKeyTests {
         #expect(validations == inputs.count)
         for input in inputs { _ = verdict(input) }
         #expect(validations == inputs.count, "every verdict was remembered")
-        let keys = Set(inputs.map { VerdictMemory.Key(bytes: $0).hash })
+        let keys = Set(inputs.map { VerdictMemory.hash($0) })
         #expect(keys.count == inputs.count, "distinct inputs hash apart")
+        // Longer inputs are validated every time; they are rare, and seldom repeat.
+        let long = [UInt8](repeating: 7, count: VerdictMemory.maxLength + 1)
+        _ = verdict(long)
+        _ = verdict(long)
+        #expect(validations == inputs.count + 2)
+    }
+
+    @Test("behaviour hashes tell texts, nil and numbers apart, and are the same for the same parts")
+    func behaviourHash() {
+        func hash(_ parts: [Any?]) -> Int {
+            var hash = BehaviourHash()
+            for part in parts {
+                switch part {
+                case let number as Int: hash.add(number)
+                case let text as String: hash.add(text)
+                default: hash.add(nil as String?)
+                }
+            }
+            return hash.value
+        }
+        let cases: [[Any?]] = [
+            [2, "corrupt"], [2, "corrupt\u{0}"], [2, "corrupt", 1], [2, "unsupported-version"], [2, nil], [2, ""], [2, "corrupt.."],
+            [2, "12345678"], [2, "123456789"], [3], [2, "abcdefgh", "i"], [2, "abcdefghi", ""],
+        ]
+        #expect(Set(cases.map(hash)).count == cases.count)
+        #expect(cases.map(hash) == cases.map(hash))
+    }
+
+    @Test("an input whose slot another input took is validated again, and its verdict is right")
+    func verdictMemorySlots() {
+        let memory = VerdictMemory()
+        var validations = 0
+        // Inputs sharing a slot: the same low bits of their hash.
+        var bySlot: [UInt64: [[UInt8]]] = [:]
+        var n: UInt32 = 0
+        while bySlot.values.allSatisfy({ $0.count < 2 }) {
+            let input = withUnsafeBytes(of: n) { Array($0) }
+            bySlot[VerdictMemory.hash(input) & UInt64(VerdictMemory.slots - 1), default: []].append(input)
+            n += 1
+        }
+        let pair = bySlot.values.first { $0.count == 2 }!
+        for input in pair + pair {
+            let verdict = memory.verdict(of: input) { bytes in
+                validations += 1
+                return bytes == pair[0] ? .valid : .invalid(Violation(.corrupt, "second"))
+            }
+            #expect(verdict == (input == pair[0] ? .valid : .invalid(Violation(.corrupt, "second"))))
+        }
+        #expect(validations == 4, "each replaced the other")
     }
 }
