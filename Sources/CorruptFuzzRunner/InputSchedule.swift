@@ -181,42 +181,47 @@ public struct InputSchedule: Sendable {
     /// validator and the loader read it), so small parents make more inputs per second, as
     /// AFL++ favours small inputs; a large one is still drawn (the largest of n with chance
     /// 1/n² rather than 1/n), and mutations still make large inputs from small ones.
-    private mutating func drawParent() -> TestInput {
+    private mutating func drawParent() -> Int {
         let first = rng.below(pool.count), second = rng.below(pool.count)
-        return (pool[second].bytes?.count ?? 0) < (pool[first].bytes?.count ?? 0) ? pool[second] : pool[first]
+        return (pool[second].bytes?.count ?? 0) < (pool[first].bytes?.count ?? 0) ? second : first
     }
 
+    /// Runs for almost every input, so it copies nothing it can read in place (a copy of the
+    /// structure-aware mutator, an existential, or of a pool input costs more than a byte
+    /// mutation).
     private mutating func havoc() -> TestInput {
-        if let mutator, rng.oneIn(2) {
+        if mutator != nil, rng.oneIn(2) {
             let parent = drawParent()
-            if let bytes = parent.bytes, let mutation = mutator.mutate(bytes, using: &rng),
+            if let bytes = pool[parent].bytes, let mutation = mutator?.mutate(bytes, using: &rng),
                 mutation.bytes.count <= 4 * configuration.maxInputLength
             {
                 return TestInput(
-                    bytes: mutation.bytes, steps: Self.trail(parent.steps, .named(mutation.name)), seedName: parent.seedName,
+                    bytes: mutation.bytes, steps: Self.trail(pool[parent].steps, .named(mutation.name)), seedName: pool[parent].seedName,
                     expectation: mutation.expectation)
             }
         }
+        let mutators = configuration.mutators
+        let maxLength = configuration.maxInputLength
+        let depth = max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1)
         for _ in 0..<16 {
             let parent = drawParent()
-            var bytes = parent.bytes ?? []
-            let stack = 1 << rng.below(max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1))
-            var steps = parent.steps
-            steps.reserveCapacity(parent.steps.count + stack)
+            var bytes = pool[parent].bytes ?? []
+            let stack = 1 << rng.below(depth)
+            var steps = pool[parent].steps
+            steps.reserveCapacity(steps.count + stack)
             var applied = false
             for _ in 0..<stack {
-                guard !configuration.mutators.isEmpty else { break }
-                let mutator = configuration.mutators[rng.below(configuration.mutators.count)]
+                guard !mutators.isEmpty else { break }
+                let mutator = rng.below(mutators.count)
                 let partner = seeds[rng.below(seeds.count)].bytes
-                let context = MutationContext(partner: partner, maxLength: configuration.maxInputLength)
-                if let step = mutator.apply(&bytes, using: &rng, context: context) {
+                if let step = mutators[mutator].apply(&bytes, using: &rng, context: MutationContext(partner: partner, maxLength: maxLength)) {
                     Self.append(step, to: &steps)
                     applied = true
                 }
             }
-            if applied, bytes != parent.bytes {
+            if applied, bytes != pool[parent].bytes {
                 // Expectations belong to the mutation that made an input, so children drop them.
-                return TestInput(bytes: bytes, steps: steps, seedName: parent.seedName)
+                return TestInput(bytes: bytes, steps: steps, seedName: pool[parent].seedName)
             }
         }
         // Nothing applied (e.g. only empty seeds): grow from nothing.
