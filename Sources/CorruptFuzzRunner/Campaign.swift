@@ -378,7 +378,9 @@ public final class Campaign: @unchecked Sendable {
     /// are one behaviour), or the violation's site where the validator gives one. It runs for every input, so it builds no strings: each distinct
     /// message is normalized once (``NormalizedMessages``).
     private static func behaviour(of judged: Judged, normalized: inout NormalizedMessages) -> Int {
-        var hash = BehaviourHash()
+        // One run's key: a ``WordHash`` (a Hasher's SipHash finalization alone costs more than
+        // the rest of the key).
+        var hash = WordHash()
         switch judged.execution.outcome {
         case .accepted: hash.add(0)
         case .acceptedInvalid: hash.add(1)
@@ -400,7 +402,7 @@ public final class Campaign: @unchecked Sendable {
                 hash.add(normalized.key(violation.message, .violation))
             }
         }
-        return hash.value
+        return Int(truncatingIfNeeded: hash.value)
     }
 
     // MARK: - Minimization
@@ -550,35 +552,6 @@ struct NormalizedMessages {
     }
 }
 
-/// A behaviour's hash: a multiply-and-rotate mix of its parts. It only tells a campaign's
-/// behaviours apart, within one run, so it needs neither SipHash's seed nor its cost (a
-/// Hasher's finalization alone costs more than the rest of the key).
-struct BehaviourHash {
-    private static let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
-    private var h: UInt64 = 0x243F_6A88_85A3_08D3
-
-    mutating func add(_ value: Int) { h = ((h ^ UInt64(bitPattern: Int64(value))) &* Self.prime).rotateLeft(31) }
-
-    /// A short text (a reason word), its bytes eight at a time; nil differs from every text.
-    mutating func add(_ text: String?) {
-        guard var text else { return add(-1) }
-        text.withUTF8 { bytes in
-            var word: UInt64 = 0
-            for (index, byte) in bytes.enumerated() {
-                word |= UInt64(byte) << (8 * UInt64(index % 8))
-                if index % 8 == 7 {
-                    add(Int(bitPattern: UInt(word)))
-                    word = 0
-                }
-            }
-            add(Int(bitPattern: UInt(word)))
-            add(bytes.count)
-        }
-    }
-
-    var value: Int { Int(truncatingIfNeeded: (h ^ (h >> 29)) &* Self.prime) }
-}
-
 /// The verdicts a validator gave on recent inputs. A quarter of a campaign's inputs repeat one
 /// it ran before (a structure-aware mutation of a small file has few outcomes; one bit flipped
 /// in a 14-byte seed even fewer), and a validator is a function of the bytes: the verdict is
@@ -599,26 +572,11 @@ final class VerdictMemory: @unchecked Sendable {
     }
     private var entries = [Entry?](repeating: nil, count: slots)
 
-    /// An input's hash: a multiply-and-rotate hash of its 64-bit words (the tail zero-padded),
-    /// with the length (SipHash over every byte, the Hasher's, costs more than many
-    /// validators). It picks the slot; the bytes are compared.
+    /// An input's hash (a ``WordHash``): it picks the slot; the bytes are compared.
     static func hash(_ bytes: [UInt8]) -> UInt64 {
-        bytes.withUnsafeBytes { raw in
-            let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
-            var h = UInt64(raw.count) &* prime
-            var offset = 0
-            while offset + 8 <= raw.count {
-                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                h = ((h ^ word) &* prime).rotateLeft(31)
-                offset += 8
-            }
-            if offset < raw.count {
-                var word: UInt64 = 0
-                for i in offset..<raw.count { word |= UInt64(raw[i]) << (8 * UInt64(i - offset)) }
-                h = ((h ^ word) &* prime).rotateLeft(31)
-            }
-            return (h ^ (h >> 29)) &* prime
-        }
+        var hash = WordHash()
+        bytes.withUnsafeBytes { hash.add($0) }
+        return hash.value
     }
 
     func verdict(of input: [UInt8]?, validate: ([UInt8]?) -> Verdict) -> Verdict {
@@ -655,10 +613,6 @@ struct UnsafeMutableSendableBuffer<Element>: @unchecked Sendable {
         get { base[index] }
         nonmutating set { base[index] = newValue }
     }
-}
-
-extension UInt64 {
-    fileprivate func rotateLeft(_ n: UInt64) -> UInt64 { self << n | self >> (64 - n) }
 }
 
 extension Duration {

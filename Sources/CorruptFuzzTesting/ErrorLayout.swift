@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 @_spi(Reflection) import Swift
 
 /// How the errors of one type are described: the reason word and `String(describing:)`.
@@ -79,17 +80,15 @@ struct ErrorLayout: Sendable {
     private static func key<E: Error>(_ error: E, _ fields: [Field], of type: ObjectIdentifier) -> Int? {
         guard ObjectIdentifier(E.self) == type else { return nil }
         return withUnsafeBytes(of: error) { raw in
-            var hash = FieldHash()
+            var hash = WordHash()
             for field in fields {
                 switch field.kind {
-                case .string:
-                    var text = raw.load(fromByteOffset: field.offset, as: String.self)
-                    text.withUTF8 { hash.add($0) }
-                case .int: hash.add(UInt64(bitPattern: Int64(raw.load(fromByteOffset: field.offset, as: Int.self))))
+                case .string: hash.add(raw.load(fromByteOffset: field.offset, as: String.self))
+                case .int: hash.add(raw.load(fromByteOffset: field.offset, as: Int.self))
                 case .bool: hash.add(raw.load(fromByteOffset: field.offset, as: Bool.self) ? 1 : 0)
                 }
             }
-            return hash.value
+            return Int(truncatingIfNeeded: hash.value)
         }
     }
 
@@ -136,34 +135,4 @@ struct ErrorLayout: Sendable {
         let plain = string.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
         return plain ? "\"" + string + "\"" : string.debugDescription
     }
-}
-
-/// A multiply-and-rotate hash of 64-bit words: each string's bytes eight at a time (the tail
-/// zero-padded) and its length, so that `("ab", "c")` and `("a", "bc")` differ.
-private struct FieldHash {
-    private static let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
-    private var h: UInt64 = 0x243F_6A88_85A3_08D3
-
-    mutating func add(_ word: UInt64) { h = ((h ^ word) &* Self.prime).rotateLeft(31) }
-
-    mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let raw = UnsafeRawBufferPointer(bytes)
-        var offset = 0
-        while offset + 8 <= raw.count {
-            add(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
-        }
-        if offset < raw.count {
-            var word: UInt64 = 0
-            for i in offset..<raw.count { word |= UInt64(raw[i]) << (8 * UInt64(i - offset)) }
-            add(word)
-        }
-        add(UInt64(raw.count))
-    }
-
-    var value: Int { Int(truncatingIfNeeded: (h ^ (h >> 29)) &* Self.prime) }
-}
-
-extension UInt64 {
-    fileprivate func rotateLeft(_ n: UInt64) -> UInt64 { (self << n) | (self >> (64 - n)) }
 }

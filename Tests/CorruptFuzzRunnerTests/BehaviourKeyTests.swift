@@ -78,10 +78,10 @@ struct BehaviourKeyTests {
         #expect(validations == inputs.count + 2)
     }
 
-    @Test("behaviour hashes tell texts, nil and numbers apart, and are the same for the same parts")
+    @Test("word hashes tell texts, nil and numbers apart, and are the same for the same parts")
     func behaviourHash() {
         func hash(_ parts: [Any?]) -> Int {
-            var hash = BehaviourHash()
+            var hash = WordHash()
             for part in parts {
                 switch part {
                 case let number as Int: hash.add(number)
@@ -89,7 +89,7 @@ struct BehaviourKeyTests {
                 default: hash.add(nil as String?)
                 }
             }
-            return hash.value
+            return Int(truncatingIfNeeded: hash.value)
         }
         let cases: [[Any?]] = [
             [2, "corrupt"], [2, "corrupt\u{0}"], [2, "corrupt", 1], [2, "unsupported-version"], [2, nil], [2, ""], [2, "corrupt.."],
