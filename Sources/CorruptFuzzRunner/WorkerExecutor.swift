@@ -19,11 +19,17 @@ import Foundation
 ///
 /// Every ``recheckInterval``-th input of a slot is followed by an earlier input of that slot run
 /// again: a different outcome the second time means state leaks between inputs
-/// (``stability``).
+/// (``stability``). A worker is replaced after ``inputsPerWorker`` inputs, as AFL++'s persistent
+/// loops are: a loader that leaks a little per input would otherwise run out of memory after
+/// millions of them, on an innocent input (a long campaign saw a worker of the friend-list
+/// loader fail to allocate 1,408 bytes for a 5-byte file, and another fail to read a file).
 public final class WorkerExecutor: Executor, @unchecked Sendable {
     public let slots: Int
     /// How many inputs of a slot run between two rechecks.
     public static let recheckInterval = 64
+    /// How many inputs one worker runs before it is replaced (a new one starts in milliseconds,
+    /// against seconds of inputs).
+    public let inputsPerWorker: Int
     /// The environment variable that tells a loader it runs as a worker, and its value.
     public static let protocolVariable = (name: "CORRUPT_FUZZ_WORKER_FD", value: "3")
     /// The worker's log is emptied when it grows past this many bytes (a worker that floods
@@ -40,6 +46,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private let commandLines: [[UInt8]]
     /// Per slot: inputs run, and the last few (bytes and outcome) for rechecks.
     private var runs: [Int]
+    /// Per slot: inputs the current worker has run.
+    private var workerRuns: [Int]
     private var recent: [[(bytes: [UInt8]?, outcome: String)]]
     private let stabilityLock = NSLock()
     private var measured = Stability()
@@ -55,7 +63,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     /// Creates an executor whose workers run `path` with `arguments` and `environment` added.
-    public init(path: String, arguments: [String], environment: [String: String], limits: ProcessExecutor.Limits, slots: Int) throws(CorruptFuzzError) {
+    public init(
+        path: String, arguments: [String], environment: [String: String], limits: ProcessExecutor.Limits, slots: Int,
+        inputsPerWorker: Int = 100_000
+    ) throws(CorruptFuzzError) {
+        self.inputsPerWorker = max(1, inputsPerWorker)
         self.path = path
         self.arguments = arguments
         self.environment = environment
@@ -63,6 +75,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         self.slots = max(1, slots)
         workers = Array(repeating: nil, count: self.slots)
         runs = Array(repeating: 0, count: self.slots)
+        workerRuns = Array(repeating: 0, count: self.slots)
         recent = Array(repeating: [], count: self.slots)
         signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
         let directory = try ScratchDirectory.make(prefix: "corrupt-fuzz-worker")
@@ -123,7 +136,12 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         } else {
             unlink(file)
         }
-        if workers[slot] == nil { workers[slot] = try start(slot) }
+        if workers[slot] != nil, workerRuns[slot] >= inputsPerWorker { stop(slot) }
+        if workers[slot] == nil {
+            workers[slot] = try start(slot)
+            workerRuns[slot] = 0
+        }
+        workerRuns[slot] += 1
         guard var worker = workers[slot] else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now

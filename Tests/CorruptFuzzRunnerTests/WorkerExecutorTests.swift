@@ -26,6 +26,29 @@ struct WorkerExecutorTests {
         #expect(try run(executor, nil) == .rejected(reason: "not-found", exitCode: 1, message: "the file does not exist"))
     }
 
+    @Test("a worker is replaced after its number of inputs, so what it accumulates does not end it")
+    func replacedAfterItsInputs() throws {
+        let aging = { (inputsPerWorker: Int) throws -> WorkerExecutor in
+            try WorkerExecutor(
+                path: BuiltProducts.path("WorkerFixture"), arguments: ["aging"], environment: [:],
+                limits: .init(timeoutMilliseconds: 2000), slots: 1, inputsPerWorker: inputsPerWorker)
+        }
+        // Replaced every 40 inputs, the worker never reaches its 50th: 200 inputs, all accepted.
+        let replaced = try aging(40)
+        for index in 0..<200 {
+            #expect(try run(replaced, "input \(index)") == .accepted(digest: "\(("input \(index)").utf8.count)"), "input \(index)")
+        }
+        // Kept, it runs out of memory on its 50th input, whatever that input is.
+        let kept = try aging(1000)
+        var outcomes: [Outcome] = []
+        for index in 0..<50 { outcomes.append(try run(kept, "input \(index)")) }
+        guard case .outOfMemory = outcomes.last else {
+            Issue.record("the fixture did not run out of memory at its 50th input: \(String(describing: outcomes.last))")
+            return
+        }
+        #expect(outcomes.dropLast().allSatisfy { if case .accepted = $0 { true } else { false } })
+    }
+
     @Test("a crash is reported against the input in flight, and the next input gets a new worker")
     func crashThenGoOn() throws {
         let executor = try worker("strict")

@@ -6,6 +6,7 @@
 //   WorkerFixture leaky    rejects an input the first time and accepts it when it comes again
 //                          (a cache of what it saw): state leaks between inputs
 //   WorkerFixture holds    accepts every input, and keeps each input file open with a lock on it
+//   WorkerFixture aging    accepts every input, and runs out of memory at its 50th (a leak)
 import CorruptFuzzWorker
 import Foundation
 
@@ -23,6 +24,13 @@ case "holds":
         let fd = open(path, O_RDONLY)
         if fd >= 0 { _ = flock(fd, LOCK_SH) }
         return Int(fd)
+    }
+case "aging":
+    nonisolated(unsafe) var count = 0
+    CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
+        count += 1
+        if count >= 50 { fatalError("failed to allocate 1408 bytes of memory, after \(count) inputs") }
+        return data.count
     }
 case "leaky":
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
