@@ -375,8 +375,9 @@ public final class Campaign: @unchecked Sendable {
     /// A coarse description of what the loader did, for keeping inputs with new behaviour: a
     /// hash of the outcome, the reason and exit code, and the messages of the loader and the
     /// validator with their numbers as `#` (so `habits[2].num_dates` and `habits[0].num_dates`
-    /// are one behaviour), or the violation's site where the validator gives one. It runs for every input, so it builds no strings: each distinct
-    /// message is normalized once (``NormalizedMessages``).
+    /// are one behaviour), or the violation's site where the validator gives one. It runs for
+    /// every input, so it builds no strings: each distinct message is normalized once
+    /// (``NormalizedMessages``).
     private static func behaviour(of judged: Judged, normalized: inout NormalizedMessages) -> Int {
         // One run's key: a ``WordHash`` (a Hasher's SipHash finalization alone costs more than
         // the rest of the key).

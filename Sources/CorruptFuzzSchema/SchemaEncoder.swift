@@ -110,7 +110,7 @@ private struct EncodeState {
             scopes.setStreamPos(out.count - recordStart)
             let start = out.count
             if recordsSpans {
-                path.push(plan.id)
+                path.push(plan)
                 location.append(index)
             }
             defer {

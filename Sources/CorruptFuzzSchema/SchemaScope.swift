@@ -1,3 +1,5 @@
+import CorruptFuzzCore
+
 /// The part of the input a record reads: `start..<end`, with the read position.
 struct Stream {
     var start: Int
@@ -124,17 +126,14 @@ struct ScopeStack {
 /// out only when a violation or span needs it: most fields never do.
 struct FieldPath {
     enum Component {
-        case field(String)
-        /// A field of the parse, named by its plan.
-        case plan(FieldPlan)
+        /// A field, by its plan: its identity stands for its place in the schema.
+        case field(FieldPlan)
         case index(Int)
     }
 
     private var components: [Component] = []
 
-    mutating func push(_ id: String) { components.append(.field(id)) }
-    /// A field prepared for the run: its identity stands for its place in the schema.
-    mutating func push(_ field: FieldPlan) { components.append(.plan(field)) }
+    mutating func push(_ field: FieldPlan) { components.append(.field(field)) }
     mutating func push(index: Int) { components.append(.index(index)) }
     mutating func pop() { components.removeLast() }
     /// Empties the path, keeping its storage.
@@ -143,15 +142,10 @@ struct FieldPath {
     /// A violation's ``Violation/site``: the rule checked at source line `line`, at this path's
     /// fields (indices left out: every element of an array is one place).
     func site(_ line: UInt) -> Int {
-        var hash = UInt64(line)
-        for component in components {
-            switch component {
-            case .field(let id): hash = (hash ^ UInt64(UInt(bitPattern: id.hashValue))) &* 0x9E37_79B9_7F4A_7C15
-            case .plan(let plan): hash = (hash ^ UInt64(UInt(bitPattern: ObjectIdentifier(plan).hashValue))) &* 0x9E37_79B9_7F4A_7C15
-            case .index: continue
-            }
-        }
-        return Int(truncatingIfNeeded: hash ^ (hash >> 31))
+        var hash = WordHash()
+        hash.add(Int(line))
+        for case .field(let plan) in components { hash.add(ObjectIdentifier(plan).hashValue) }
+        return Int(truncatingIfNeeded: hash.value)
     }
 
     /// `habits[2].name_len`: ids joined by dots, indices in brackets.
@@ -159,8 +153,7 @@ struct FieldPath {
         var out = ""
         for component in components {
             switch component {
-            case .field(let id): out = out.isEmpty ? id : "\(out).\(id)"
-            case .plan(let plan): out = out.isEmpty ? plan.id : "\(out).\(plan.id)"
+            case .field(let plan): out = out.isEmpty ? plan.id : "\(out).\(plan.id)"
             case .index(let index): out = "\(out)[\(index)]"
             }
         }

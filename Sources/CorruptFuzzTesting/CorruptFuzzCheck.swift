@@ -125,7 +125,7 @@ final class RejectionDescriber: @unchecked Sendable {
         // lock() and unlock() rather than withLock: its generic result type costs a metadata
         // lookup on every call, from outside Foundation.
         lock.lock()
-        var entry: ErrorType
+        let entry: ErrorType
         if let last, last.type == type {
             entry = last.entry
         } else if let known = byType[type] {
