@@ -31,31 +31,82 @@ public struct Violation: Error, Sendable, Hashable, Codable, CustomStringConvert
     /// The reason word a loader should give; nil when the validator does not know it.
     public var reason: Reason?
     /// `4294967295 exceeds max 100000`.
-    public var message: String
+    public var message: String {
+        get { text.message }
+        set { text = .written(message: newValue, path: path) }
+    }
     /// Where: `habits[2].num_dates`, `/notes/note[2]`, `$objects[3]`; empty for the whole file.
-    public var path: String
+    public var path: String {
+        get { text.path }
+        set { text = .written(message: message, path: newValue) }
+    }
     /// Which rule was broken where, as a number, for validators that know it: violations of
     /// one rule at one field share it whatever the input's numbers (`habits[2].num_dates:
     /// 100001 exceeds max 100000` and `habits[0].num_dates: 7000000 exceeds max 100000`). A
     /// campaign tells behaviours apart by it; without it, by the path and message with their
     /// numbers left out, which costs more. Not part of equality, hashing or encoding.
     public var site: Int?
+    private var text: Text
+
+    /// The message and path, written or to be written.
+    private enum Text: Sendable {
+        case written(message: String, path: String)
+        case deferred(@Sendable () -> (message: String, path: String))
+
+        var both: (message: String, path: String) {
+            switch self {
+            case .written(let message, let path): (message, path)
+            case .deferred(let write): write()
+            }
+        }
+
+        var message: String { both.message }
+        var path: String { both.path }
+    }
 
     public init(_ reason: Reason?, _ message: String, at path: String = "", site: Int? = nil) {
         self.reason = reason
-        self.message = message
-        self.path = path
+        self.text = .written(message: message, path: path)
+        self.site = site
+    }
+
+    /// A violation whose message and path are written only when they are read.
+    ///
+    /// A validator that a campaign asks about every input finds a violation in most of them,
+    /// and the campaign reads the message of only the few that become findings (it tells
+    /// behaviours apart by `site`): writing each message costs more than finding it. `write`
+    /// runs each time they are read and must give the same text every time.
+    public init(_ reason: Reason?, site: Int?, write: @escaping @Sendable () -> (message: String, path: String)) {
+        self.reason = reason
+        self.text = .deferred(write)
         self.site = site
     }
 
     public static func == (a: Violation, b: Violation) -> Bool {
-        a.reason == b.reason && a.message == b.message && a.path == b.path
+        a.reason == b.reason && a.text.both == b.text.both
     }
 
     public func hash(into hasher: inout Hasher) {
+        let (message, path) = text.both
         hasher.combine(reason)
         hasher.combine(message)
         hasher.combine(path)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        reason = try container.decodeIfPresent(Reason.self, forKey: .reason)
+        text = .written(
+            message: try container.decode(String.self, forKey: .message), path: try container.decode(String.self, forKey: .path))
+        site = nil
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        let (message, path) = text.both
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encode(message, forKey: .message)
+        try container.encode(path, forKey: .path)
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -63,7 +114,10 @@ public struct Violation: Error, Sendable, Hashable, Codable, CustomStringConvert
     }
 
     /// `habits[2].num_dates: 4294967295 exceeds max 100000`.
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+    public var description: String {
+        let (message, path) = text.both
+        return path.isEmpty ? message : "\(path): \(message)"
+    }
 
     public static let notFound = Violation(.notFound, "the file does not exist")
     public static let empty = Violation(.empty, "the file is empty")

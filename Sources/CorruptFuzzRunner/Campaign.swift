@@ -214,6 +214,51 @@ public final class Campaign: @unchecked Sendable {
                     remaining: remaining, findingsByKind: byKind, phase: phase))
         }
 
+        /// Counts one judged input: its finding, or its behaviour (new behaviour joins the pool).
+        func take(_ input: TestInput, _ outcome: borrowing Judged) throws(CorruptFuzzError) {
+            result.executions += 1
+            result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: trapsHost != nil)
+            if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
+                result.targetGivesReasons = true
+            }
+            if case .undecided(let why)? = outcome.verdict {
+                let key = Normalize.message(why)
+                if result.undecided[key] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
+                    result.undecided[key, default: 0] += 1
+                }
+            }
+            if input.steps.isEmpty {
+                seedsRun += 1
+                if case .rejected = outcome.execution.outcome { seedsRejected += 1 }
+                if seedsRun == seeds.count, seedsRejected == seeds.count, !takesPath {
+                    throw CorruptFuzzError(
+                        .invalidArgument,
+                        "the target rejected every seed given on standard input; if it reads a file path, put @@ where the path goes (--target '\(targetCommand) @@'). First seed's stderr: \(Self.firstLine(outcome.execution.stderr))"
+                    )
+                }
+            }
+            if let finding = outcome.finding {
+                if let index = records[finding.key] {
+                    result.findings[index].hits += 1
+                } else {
+                    records[finding.key] = result.findings.count
+                    var first = finding
+                    if let reference {
+                        // Once per distinct finding, not per hit: the app's validator labels,
+                        // the format's verdict is only reported.
+                        first.detail += "; the format's own validator (\(reference.name)) says: \(reference.validate(input.bytes))"
+                    }
+                    result.findings.append(
+                        FindingRecord(
+                            finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
+                }
+            } else if behaviours.insert(Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)).inserted {
+                // Bounded: a loader whose messages quote the data would grow it forever.
+                if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
+                schedule.addToPool(input)
+            }
+        }
+
         var lastSweep = ContinuousClock.now
         var lastTrim = ContinuousClock.now
         loop: while true {
@@ -232,58 +277,36 @@ public final class Campaign: @unchecked Sendable {
             if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = "duration"; break }
             let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
             let batch = (0..<count).map { _ in schedule.next() }
-            let judged: [Judged]
-            do throws(CorruptFuzzError) {
-                judged = try runBatch(batch)
-            } catch {
+            var failure: CorruptFuzzError?
+            if executor.slots == 1 {
+                // One slot (in-process checks): each input is counted as soon as it is judged,
+                // so no judgement is copied into an array and out again.
+                for input in batch {
+                    let judged: Judged
+                    do throws(CorruptFuzzError) {
+                        judged = try judge(input, slot: 0)
+                    } catch {
+                        failure = error
+                        break
+                    }
+                    try take(input, judged)
+                }
+            } else {
+                let judged: [Judged]
+                do throws(CorruptFuzzError) {
+                    judged = try runBatch(batch)
+                } catch {
+                    failure = error
+                    judged = []
+                }
+                for (input, outcome) in zip(batch, judged) { try take(input, outcome) }
+            }
+            if let failure {
                 // Before anything ran, the target is unusable: a configuration error.
-                if result.executions == 0 { throw error }
-                result.toolError = error.description
+                if result.executions == 0 { throw failure }
+                result.toolError = failure.description
                 result.stopReason = "error"
                 break
-            }
-            for (input, outcome) in zip(batch, judged) {
-                result.executions += 1
-                result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: trapsHost != nil)
-                if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
-                    result.targetGivesReasons = true
-                }
-                if case .undecided(let why)? = outcome.verdict {
-                    let key = Normalize.message(why)
-                    if result.undecided[key] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
-                        result.undecided[key, default: 0] += 1
-                    }
-                }
-                if input.steps.isEmpty {
-                    seedsRun += 1
-                    if case .rejected = outcome.execution.outcome { seedsRejected += 1 }
-                    if seedsRun == seeds.count, seedsRejected == seeds.count, !takesPath {
-                        throw CorruptFuzzError(
-                            .invalidArgument,
-                            "the target rejected every seed given on standard input; if it reads a file path, put @@ where the path goes (--target '\(targetCommand) @@'). First seed's stderr: \(Self.firstLine(outcome.execution.stderr))"
-                        )
-                    }
-                }
-                if let finding = outcome.finding {
-                    if let index = records[finding.key] {
-                        result.findings[index].hits += 1
-                    } else {
-                        records[finding.key] = result.findings.count
-                        var first = finding
-                        if let reference {
-                            // Once per distinct finding, not per hit: the app's validator labels,
-                            // the format's verdict is only reported.
-                            first.detail += "; the format's own validator (\(reference.name)) says: \(reference.validate(input.bytes))"
-                        }
-                        result.findings.append(
-                            FindingRecord(
-                                finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
-                    }
-                } else if behaviours.insert(Self.behaviour(of: outcome, normalized: &normalized)).inserted {
-                    // Bounded: a loader whose messages quote the data would grow it forever.
-                    if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
-                    schedule.addToPool(input)
-                }
             }
             report("fuzzing")
         }
@@ -319,13 +342,6 @@ public final class Campaign: @unchecked Sendable {
 
     private func runBatch(_ batch: [TestInput]) throws(CorruptFuzzError) -> [Judged] {
         let slots = executor.slots
-        if slots == 1 {
-            // One slot (in-process checks): no threads to hand the batch to.
-            var judged: [Judged] = []
-            judged.reserveCapacity(batch.count)
-            for input in batch { judged.append(try judge(input, slot: 0)) }
-            return judged
-        }
         var judged = [Judged?](repeating: nil, count: batch.count)
         let failure = LockedBox<CorruptFuzzError?>(nil)
         // Each slot takes the next input not yet taken, so a slot with quick inputs does not
@@ -378,11 +394,11 @@ public final class Campaign: @unchecked Sendable {
     /// are one behaviour), or the violation's site where the validator gives one. It runs for
     /// every input, so it builds no strings: each distinct message is normalized once
     /// (``NormalizedMessages``).
-    private static func behaviour(of judged: Judged, normalized: inout NormalizedMessages) -> Int {
+    private static func behaviour(of outcome: Outcome, verdict: Verdict?, normalized: inout NormalizedMessages) -> Int {
         // One run's key: a ``WordHash`` (a Hasher's SipHash finalization alone costs more than
         // the rest of the key).
         var hash = WordHash()
-        switch judged.execution.outcome {
+        switch outcome {
         case .accepted: hash.add(0)
         case .acceptedInvalid: hash.add(1)
         case .rejected(let reason, let code, let message):
@@ -394,7 +410,7 @@ public final class Campaign: @unchecked Sendable {
         case .hung: hash.add(4)
         case .outOfMemory: hash.add(5)
         }
-        if case .invalid(let violation)? = judged.verdict {
+        if case .invalid(let violation)? = verdict {
             hash.add(violation.reason?.rawValue)
             if let site = violation.site {
                 hash.add(site)
@@ -451,29 +467,31 @@ public final class Campaign: @unchecked Sendable {
     /// listener's port differ from run to run, so the input counts by its seed, its mutations
     /// (names carry offsets and values) and its length instead of its bytes.
     private static func fnv(_ hash: UInt64, _ input: TestInput, byName: Bool) -> UInt64 {
+        let prime: UInt64 = 0x100_0000_01b3
         var h = hash
-        func mix(_ byte: UInt8) { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        // No closure for a byte's step: one that captures `h` put it in a heap box per input.
         if byName {
-            (input.seedName + "|" + input.mutations.joined(separator: "+") + "|\(input.bytes?.count ?? -1)").utf8.forEach(mix)
+            for byte in (input.seedName + "|" + input.mutations.joined(separator: "+") + "|\(input.bytes?.count ?? -1)").utf8 {
+                h = (h ^ UInt64(byte)) &* prime
+            }
         } else if let bytes = input.bytes {
-            mix(1)
+            h = (h ^ 1) &* prime
             // Eight bytes a step (the hash runs on every input), then the rest one by one.
             bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset + 8 <= buffer.count {
-                    h = (h ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x100_0000_01b3
+                    h = (h ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* prime
                     offset += 8
                 }
                 while offset < buffer.count {
-                    mix(buffer[offset])
+                    h = (h ^ UInt64(buffer[offset])) &* prime
                     offset += 1
                 }
             }
         } else {
-            mix(0)
+            h = h &* prime
         }
-        mix(0xFF)
-        return h
+        return (h ^ 0xFF) &* prime
     }
 
     static func firstLine(_ bytes: [UInt8]) -> String {
@@ -491,31 +509,45 @@ public final class Campaign: @unchecked Sendable {
 struct NormalizedMessages {
     private var keys: [String: Int] = [:]
 
-    /// What a message is: each kind keeps its last message and key apart, since a loader
-    /// rejects most inputs with the message it gave the input before (often the very same
-    /// string, which compares in a few instructions) while the validator's differ more.
+    /// Whose message it is (the loader's, or a validator's path or message).
     enum Role { case loader, path, violation }
-    private var lastOfLoader: (message: String, key: Int)?
-    private var lastOfPath: (message: String, key: Int)?
-    private var lastOfViolation: (message: String, key: Int)?
+
+    /// The keys of the messages seen last, by the identity of their strings: a loader rejects
+    /// most inputs with one of a few messages, and a describer hands back the very same string
+    /// for the same error (``RejectionDescriber``), so comparing two words finds it. Each entry
+    /// holds its string, so no other string can take its storage while it is here.
+    private var recent = [(message: String, key: Int)?](repeating: nil, count: 64)
 
     /// A hash of the normalized `message`.
     mutating func key(_ message: String, _ role: Role) -> Int {
-        let last: (message: String, key: Int)?
-        switch role {
-        case .loader: last = lastOfLoader
-        case .path: last = lastOfPath
-        case .violation: last = lastOfViolation
-        }
-        if let last, last.message == message { return last.key }
+        let slot = Self.slot(of: message, in: recent.count)
+        if let entry = recent[slot], Self.isSameString(entry.message, message) { return entry.key }
         var text = message
         let made = text.withUTF8({ Self.streamingKey($0) }) ?? lookUp(message)
-        switch role {
-        case .loader: lastOfLoader = (message, made)
-        case .path: lastOfPath = (message, made)
-        case .violation: lastOfViolation = (message, made)
-        }
+        recent[slot] = (message, made)
         return made
+    }
+
+    /// Whether two strings are one: the same storage, or the same small string held inline.
+    /// (Equal strings in distinct storage are not, which only costs a key computed again.)
+    @inline(__always) static func isSameString(_ a: String, _ b: String) -> Bool {
+        #if _pointerBitWidth(_64)
+            return unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
+        #else
+            return a == b
+        #endif
+    }
+
+    @inline(__always) static func slot(of message: String, in count: Int) -> Int {
+        #if _pointerBitWidth(_64)
+            let (a, b) = unsafeBitCast(message, to: (UInt64, UInt64).self)
+            var hash = WordHash()
+            hash.add(a)
+            hash.add(b)
+            return Int(truncatingIfNeeded: hash.value) & (count - 1)
+        #else
+            return message.utf8.count & (count - 1)
+        #endif
     }
 
     private mutating func lookUp(_ message: String) -> Int {

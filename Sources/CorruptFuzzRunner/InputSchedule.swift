@@ -182,8 +182,9 @@ public struct InputSchedule: Sendable {
     /// AFL++ favours small inputs; a large one is still drawn (the largest of n with chance
     /// 1/n² rather than 1/n), and mutations still make large inputs from small ones.
     private mutating func drawParent() -> Int {
-        let first = rng.below(pool.count), second = rng.below(pool.count)
-        return (pool[second].bytes?.count ?? 0) < (pool[first].bytes?.count ?? 0) ? second : first
+        let first = rng.below(pool.count), second = rng.below(pool.count), third = rng.below(pool.count)
+        let one = (pool[second].bytes?.count ?? 0) < (pool[first].bytes?.count ?? 0) ? second : first
+        return (pool[third].bytes?.count ?? 0) < (pool[one].bytes?.count ?? 0) ? third : one
     }
 
     /// Runs for almost every input, so it copies nothing it can read in place (a copy of the

@@ -11,11 +11,12 @@ public struct SchemaParser: Sendable {
     public let schema: BinarySchema
     private let plan: SchemaPlan
     /// The first-violation pass's working arrays, kept between calls.
-    private let scratch = ParseScratch()
+    private let scratch: ParseScratch
 
     public init(schema: BinarySchema) {
         self.schema = schema
         plan = SchemaPlan(schema)
+        scratch = ParseScratch(plan: plan)
     }
 
     /// The outcome of a parse.
@@ -48,56 +49,29 @@ public struct SchemaParser: Sendable {
     /// any later structural error) and builds no value tree, only what expressions can name.
     public func firstViolation(_ bytes: [UInt8]) -> Violation? {
         guard !bytes.isEmpty else { return .empty }
-        var state = ParseState(bytes: bytes, plan: plan, buildsValue: false)
         // The arrays of the last pass, emptied but with their storage: a validation allocates
-        // nothing then, unless its violation.
-        scratch.lend(to: &state)
-        defer { scratch.keep(from: &state) }
-        do {
-            _ = try state.readFile()
-            return nil
-        } catch {
-            return error
+        // nothing then, unless its violation. A pass that finds them in use (another thread
+        // validating) makes its own.
+        if scratch.lock.try() {
+            defer { scratch.lock.unlock() }
+            return scratch.firstViolation(bytes)
         }
+        var state = ParseState(bytes: bytes, plan: plan, buildsValue: false)
+        return state.firstViolation()
     }
 }
 
-/// The working arrays of first-violation passes, lent to one pass at a time and kept with
-/// their storage: allocating and freeing them cost a validation more than reading most files.
-/// A pass that finds them lent out (another thread validating) allocates its own.
+/// The state of first-violation passes, kept between them with the storage of its arrays:
+/// allocating and freeing them cost a validation more than reading most files. Used by one
+/// pass at a time, under `lock`.
 private final class ParseScratch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var scopes: ScopeStack?
-    private var path: FieldPath?
-    private var fieldStarts: [Int] = []
+    let lock = NSLock()
+    private var state: ParseState
 
-    func lend(to state: inout ParseState) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let scopes, let path else { return }
-        state.scopes = scopes
-        state.path = path
-        state.fieldStarts = fieldStarts
-        // Moved out, so that the pass's appends find their storage uniquely referenced.
-        self.scopes = nil
-        self.path = nil
-        fieldStarts = []
-    }
+    init(plan: SchemaPlan) { state = ParseState(bytes: [], plan: plan, buildsValue: false) }
 
-    func keep(from state: inout ParseState) {
-        state.scopes.removeAll()
-        state.path.removeAll()
-        state.fieldStarts.removeAll(keepingCapacity: true)
-        lock.lock()
-        defer { lock.unlock() }
-        if scopes == nil {
-            scopes = state.scopes
-            path = state.path
-            fieldStarts = state.fieldStarts
-        }
-        state.scopes = ScopeStack()
-        state.path = FieldPath()
-        state.fieldStarts = []
+    func firstViolation(_ bytes: [UInt8]) -> Violation? {
+        state.firstViolation(of: bytes)
     }
 }
 
@@ -105,7 +79,7 @@ private final class ParseScratch: @unchecked Sendable {
 /// it is the first-violation pass: a broken rule is thrown at once, and values are read only
 /// for what expressions can see of them (``ScopeValue``).
 private struct ParseState {
-    let bytes: [UInt8]
+    private(set) var bytes: [UInt8]
     let plan: SchemaPlan
     let buildsValue: Bool
     var violations: [Violation] = []
@@ -120,18 +94,49 @@ private struct ParseState {
         self.buildsValue = buildsValue
     }
 
+    /// Starts a first-violation pass over `bytes`, keeping the storage of the last one's arrays
+    /// (whose elements hold no references: emptying them releases nothing).
+    mutating func reset(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        scopes.removeAll()
+        path.removeAll()
+        fieldStarts.removeAllKeepingStorage()
+    }
+
+    /// The first broken rule in `bytes`, or nil, read with the storage of the last pass's
+    /// arrays.
+    mutating func firstViolation(of bytes: [UInt8]) -> Violation? {
+        reset(bytes)
+        defer { self.bytes = [] }
+        return firstViolation()
+    }
+
+    /// The first broken rule, or nil.
+    mutating func firstViolation() -> Violation? {
+        do {
+            _ = try readFile()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// A value and what expressions can see of it; without `buildsValue`, the value is `.absent`
     /// (``SchemaValue`` is indirect: any other case would allocate its box).
     typealias Read = (value: SchemaValue, seen: ScopeValue)
 
-    /// The violation of the rule checked at `line` (its site: that line at this field).
-    func fail(_ message: String, reason: Reason = .corrupt, line: UInt = #line) -> Violation {
-        Violation(reason, message, at: path.rendered, site: path.site(line))
+    /// The violation of the rule checked at `line` (its site: that line at this field). Its
+    /// message and path are written when read (most are never read: ``Violation/init(_:site:write:)``).
+    func fail(_ message: @autoclosure @escaping @Sendable () -> String, reason: Reason = .corrupt, line: UInt = #line) -> Violation {
+        // The path is written now: holding on to its parts would keep the parse's array of
+        // them from being reused.
+        let rendered = path.rendered
+        return Violation(reason, site: path.site(line)) { (message(), rendered) }
     }
 
     /// Records a broken rule, or in the first-violation pass, ends the parse with it.
-    mutating func report(_ message: String, line: UInt = #line) throws(Violation) {
-        let violation = fail(message, line: line)
+    mutating func report(_ message: @autoclosure @escaping @Sendable () -> String, line: UInt = #line) throws(Violation) {
+        let violation = fail(message(), line: line)
         if !buildsValue { throw violation }
         violations.append(violation)
     }
@@ -140,7 +145,8 @@ private struct ParseState {
         var stream = Stream(start: 0, end: bytes.count, pos: 0)
         let record = try readRecord(plan.root, typeName: plan.id, stream: &stream)
         if stream.pos < stream.end, !plan.allowsTrailingBytes {
-            try report("\(stream.end - stream.pos) trailing bytes after the last field")
+            let trailing = stream.end - stream.pos
+            try report("\(trailing) trailing bytes after the last field")
         }
         return record
     }
@@ -177,8 +183,9 @@ private struct ParseState {
                 guard let position = instance.field.position, let pos = scopes.evaluate(position) else {
                     throw fail("cannot evaluate pos")
                 }
-                guard pos >= 0, pos <= Int128(stream.end - stream.start) else {
-                    throw fail("pos \(pos) is outside the stream (0...\(stream.end - stream.start))")
+                let size = stream.end - stream.start
+                guard pos >= 0, pos <= Int128(size) else {
+                    throw fail("pos \(pos) is outside the stream (0...\(size))")
                 }
                 var sub = Stream(start: stream.start, end: stream.end, pos: stream.start + Int(pos))
                 let read = try readElement(instance, stream: &sub, previous: nil)
@@ -222,8 +229,9 @@ private struct ParseState {
             // Every element takes at least one byte (or its fixed width): a count that
             // cannot fit in what remains is a lie, caught before anything is allocated.
             let minimum = Int128(field.type.fixedWidth ?? 1)
-            if total * minimum > Int128(stream.remaining) {
-                throw fail("\(total) elements of \(minimum) bytes need \(total * minimum) bytes, \(stream.remaining) left")
+            let left = stream.remaining
+            if total * minimum > Int128(left) {
+                throw fail("\(total) elements of \(minimum) bytes need \(total * minimum) bytes, \(left) left")
             }
             if buildsValue { elements.reserveCapacity(Int(total)) }
             for index in 0..<Int(total) {
@@ -263,11 +271,13 @@ private struct ParseState {
                 throw fail("cannot evaluate size \(expression)")
             }
             guard size >= 0 else { throw fail("size \(size) is negative") }
-            guard size <= Int128(stream.remaining) else { throw fail("needs \(size) bytes, \(stream.remaining) left") }
+            let left = stream.remaining
+            guard size <= Int128(left) else { throw fail("needs \(size) bytes, \(left) left") }
             return Int(size)
         }
         func take(_ count: Int) throws(Violation) -> Range<Int> {
-            guard count <= stream.remaining else { throw fail("needs \(count) bytes, \(stream.remaining) left") }
+            let left = stream.remaining
+            guard count <= left else { throw fail("needs \(count) bytes, \(left) left") }
             defer { stream.pos += count }
             return stream.pos..<(stream.pos + count)
         }
@@ -322,7 +332,8 @@ private struct ParseState {
             var sub = Stream(start: stream.pos, end: stream.pos + length, pos: stream.pos)
             let record = try readRecord(type, typeName: name, stream: &sub)
             if sub.pos < sub.end {
-                try report("\(sub.end - sub.pos) unused bytes at the end of \(name)")
+                let unused = sub.end - sub.pos
+                try report("\(unused) unused bytes at the end of \(name)")
             }
             stream.pos += length
             return (record, .opaque)

@@ -38,7 +38,10 @@ enum ScopeValue {
 /// the values of all open records share one array, each record's from its frame's `base`.
 struct ScopeStack {
     struct Frame {
-        let type: TypePlan
+        /// Not retained: a stack lives within one parse or encoding, and the plan that holds
+        /// every type outlives it. Frames so hold no references, and emptying the stack between
+        /// validations releases nothing.
+        unowned(unsafe) let type: TypePlan
         let base: Int
         var count = 0
         var streamSize: Int
@@ -58,8 +61,8 @@ struct ScopeStack {
 
     /// Empties the stack, keeping its storage.
     mutating func removeAll() {
-        frames.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
+        frames.removeAllKeepingStorage()
+        values.removeAllKeepingStorage()
     }
 
     /// Adds a value to the innermost record (the next field's, in schema order).
@@ -126,25 +129,27 @@ struct ScopeStack {
 /// out only when a violation or span needs it: most fields never do.
 struct FieldPath {
     enum Component {
-        /// A field, by its plan: its identity stands for its place in the schema.
-        case field(FieldPlan)
+        /// A field, by its plan: its identity stands for its place in the schema. Not
+        /// retained, as a ``ScopeStack/Frame``'s type is not: a path lives within one parse or
+        /// encoding, and the plan outlives it.
+        case field(Unmanaged<FieldPlan>)
         case index(Int)
     }
 
     private var components: [Component] = []
 
-    mutating func push(_ field: FieldPlan) { components.append(.field(field)) }
+    mutating func push(_ field: FieldPlan) { components.append(.field(Unmanaged.passUnretained(field))) }
     mutating func push(index: Int) { components.append(.index(index)) }
     mutating func pop() { components.removeLast() }
     /// Empties the path, keeping its storage.
-    mutating func removeAll() { components.removeAll(keepingCapacity: true) }
+    mutating func removeAll() { components.removeAllKeepingStorage() }
 
     /// A violation's ``Violation/site``: the rule checked at source line `line`, at this path's
     /// fields (indices left out: every element of an array is one place).
     func site(_ line: UInt) -> Int {
         var hash = WordHash()
         hash.add(Int(line))
-        for case .field(let plan) in components { hash.add(ObjectIdentifier(plan).hashValue) }
+        for case .field(let plan) in components { hash.add(Int(bitPattern: plan.toOpaque())) }
         return Int(truncatingIfNeeded: hash.value)
     }
 
@@ -153,10 +158,21 @@ struct FieldPath {
         var out = ""
         for component in components {
             switch component {
-            case .field(let plan): out = out.isEmpty ? plan.id : "\(out).\(plan.id)"
+            case .field(let plan):
+                let id = plan.takeUnretainedValue().id
+                out = out.isEmpty ? id : "\(out).\(id)"
             case .index(let index): out = "\(out)[\(index)]"
             }
         }
         return out
+    }
+}
+
+extension Array {
+    /// Empties the array, keeping its storage, one element at a time: for the few elements of
+    /// a parse's stacks this costs less than `removeAll(keepingCapacity:)`, which replaces a
+    /// subrange.
+    @inline(__always) mutating func removeAllKeepingStorage() {
+        while !isEmpty { removeLast() }
     }
 }
