@@ -148,6 +148,12 @@ public enum Verdict: Sendable, Hashable, Codable {
         if case .valid = self { return true }
         return false
     }
+
+    /// An invalid verdict's reason and site, read without copying its violation.
+    package var violationSite: (reason: Reason?, site: Int?)? {
+        if case .invalid(let violation) = self { return (violation.reason, violation.site) }
+        return nil
+    }
 }
 
 extension Verdict: CustomStringConvertible {
@@ -172,11 +178,21 @@ public protocol Validator: Sendable {
     var name: String { get }
     /// Judges `bytes`; `nil` stands for a file that does not exist.
     func validate(_ bytes: [UInt8]?) -> Verdict
+    /// Whether a campaign should remember this validator's verdicts on recent small inputs
+    /// and ask it once per distinct input. True by default: worth it for a validator that
+    /// costs more than hashing, storing and comparing an input (a process, an XML parser); a
+    /// validator that reads a small file in less (the schema's) says false.
+    var remembersVerdicts: Bool { get }
+}
+
+extension Validator {
+    public var remembersVerdicts: Bool { true }
 }
 
 /// A validator made of a closure, for in-process checks.
 public struct ClosureValidator: Validator {
     public let name: String
+    public var remembersVerdicts = true
     private let body: @Sendable ([UInt8]?) -> Verdict
 
     /// A validator that sees every input, a missing file (nil) and an empty one included.

@@ -150,6 +150,7 @@ public final class Campaign: @unchecked Sendable {
         trapsHost = mutator?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
         oracle = Oracle(traps: trapsHost?.traps)
         verdicts = (0..<max(1, executor.slots)).map { _ in VerdictMemory() }
+        remembersVerdicts = validator?.remembersVerdicts ?? false
         schedule = InputSchedule(
             seeds: seeds, configuration: configuration, includeMissingFile: takesPath, mutator: mutator,
             regressions: regressions, traps: trapsHost?.traps)
@@ -160,6 +161,8 @@ public final class Campaign: @unchecked Sendable {
     /// The validator's verdicts on recent inputs, one memory per slot (a slot is never used
     /// from two threads at once).
     private let verdicts: [VerdictMemory]
+    /// Whether the validator's verdicts are worth remembering (``Validator/remembersVerdicts``).
+    private let remembersVerdicts: Bool
 
     /// The inputs that showed new behaviour, kept to be mutated further (at most 512): after
     /// ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next run.
@@ -371,7 +374,7 @@ public final class Campaign: @unchecked Sendable {
         let execution = try executor.execute(input, slot: slot)
         var verdict: Verdict?
         if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
-            verdict = verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }
+            verdict = remembersVerdicts ? verdicts[slot].verdict(of: input.bytes) { validator.validate($0) } : validator.validate(input.bytes)
         }
         // A request during this run counts when this input names that URL (another slot's
         // input may have caused it otherwise).
@@ -410,11 +413,11 @@ public final class Campaign: @unchecked Sendable {
         case .hung: hash.add(4)
         case .outOfMemory: hash.add(5)
         }
-        if case .invalid(let violation)? = verdict {
-            hash.add(violation.reason?.rawValue)
-            if let site = violation.site {
+        if let (reason, site) = verdict?.violationSite {
+            hash.add(reason?.rawValue)
+            if let site {
                 hash.add(site)
-            } else {
+            } else if case .invalid(let violation)? = verdict {
                 hash.add(normalized.key(violation.path, .path))
                 hash.add(normalized.key(violation.message, .violation))
             }

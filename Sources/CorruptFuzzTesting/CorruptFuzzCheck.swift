@@ -113,8 +113,8 @@ func runLoader<Value>(
 /// other error is described every time. One lock is taken per lookup.
 final class RejectionDescriber: @unchecked Sendable {
     static let shared = RejectionDescriber()
-    /// Distinct errors remembered per error type; the memory is cleared when it is full.
-    static let capacity = 4096
+    /// Slots for distinct errors per error type (a power of two).
+    static let capacity = 8192
 
     private let lock = NSLock()
     private var byType: [ObjectIdentifier: ErrorType] = [:]
@@ -158,23 +158,32 @@ final class RejectionDescriber: @unchecked Sendable {
 }
 
 /// The errors of one type a describer has met: how they are hashed and written, and the
-/// descriptions of the distinct ones, found by their hash, with the last few looked up kept
-/// apart (a loader rejects most inputs with the same few errors, and comparing four numbers is
-/// cheaper than a dictionary). Used under the describer's lock. Two distinct errors of one
-/// campaign share a 64-bit hash with a chance of about 1 in 10^12 (4,096 values remembered),
-/// which would give the second the first's message.
+/// descriptions of the distinct ones in a table found by their hash (direct-mapped: an error
+/// whose slot another took is described again). Used under the describer's lock. Two distinct
+/// errors of one campaign share a 64-bit hash with a chance of about 1 in 10^12, which would
+/// give the second the first's message.
 private final class ErrorType {
     let layout: ErrorLayout
     /// For a Hashable error that is not a plain struct: its hash, computed as its own type.
     private let hasher: (any ErrorHasher)?
-    private var known: [Int: (reason: Reason, message: String)] = [:]
-    private var recentKeys: [Int] = []
-    private var recent: [(reason: Reason, message: String)] = []
-    private var nextRecent = 0
+    private struct Slot {
+        var key: Int
+        var description: (reason: Reason, message: String)
+    }
+    /// `RejectionDescriber.capacity` slots, allocated once: looked up for every rejected input,
+    /// so without an array's exclusivity checks and copy-on-write.
+    private let slots: UnsafeMutablePointer<Slot?>
 
     init(of error: any Error) {
         layout = ErrorLayout(of: error)
         hasher = layout.fields == nil ? Self.hasher(for: error) : nil
+        slots = .allocate(capacity: RejectionDescriber.capacity)
+        slots.initialize(repeating: nil, count: RejectionDescriber.capacity)
+    }
+
+    deinit {
+        slots.deinitialize(count: RejectionDescriber.capacity)
+        slots.deallocate()
     }
 
     /// The hash of `error`, which is of this type; nil when errors of this type cannot be
@@ -184,27 +193,13 @@ private final class ErrorType {
     }
 
     func find(_ key: Int) -> (reason: Reason, message: String)? {
-        for index in recentKeys.indices where recentKeys[index] == key { return recent[index] }
-        guard let found = known[key] else { return nil }
-        remember(key, found)
-        return found
+        let slot = slots + (key & (RejectionDescriber.capacity - 1))
+        guard let found = slot.pointee, found.key == key else { return nil }
+        return found.description
     }
 
     func store(_ key: Int, _ description: (reason: Reason, message: String)) {
-        if known.count >= RejectionDescriber.capacity { known.removeAll(keepingCapacity: true) }
-        known[key] = description
-        remember(key, description)
-    }
-
-    private func remember(_ key: Int, _ description: (reason: Reason, message: String)) {
-        if recentKeys.count < 4 {
-            recentKeys.append(key)
-            recent.append(description)
-        } else {
-            recentKeys[nextRecent] = key
-            recent[nextRecent] = description
-            nextRecent = (nextRecent + 1) % 4
-        }
+        slots[key & (RejectionDescriber.capacity - 1)] = Slot(key: key, description: description)
     }
 
     /// The type itself must be Hashable: any error converts to a Hashable NSError, whose
