@@ -13,6 +13,12 @@ public enum Outcome: Sendable, Hashable, Codable {
     case hung(milliseconds: Int)
     case outOfMemory(peakKilobytes: Int64, message: String?)
 
+    /// An accepted input's digest, when there is one.
+    package var acceptedDigest: String? {
+        if case .accepted(let digest) = self, !digest.isEmpty { return digest }
+        return nil
+    }
+
     /// A short word for logs: accepted, rejected, crash, hang, oom.
     public var word: String {
         switch self {

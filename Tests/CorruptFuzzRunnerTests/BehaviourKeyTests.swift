@@ -42,6 +42,22 @@ struct BehaviourKeyTests {
         #expect(Self.streaming("not a habit-tracker file") != Self.streaming("not a habit-tracker fil"))
     }
 
+    @Test("messages are keyed by their text, whether a string is met again or made anew")
+    func identityCache() {
+        var normalized = NormalizedMessages()
+        func fresh(_ n: Int) -> String { String(decoding: Array("habit \(n): the name is longer than its file".utf8), as: UTF8.self) }
+        let first = normalized.key(fresh(2), .loader)
+        let same = fresh(2)
+        #expect(normalized.key(same, .loader) == first)
+        #expect(normalized.key(same, .loader) == first)
+        #expect(normalized.key(fresh(9), .loader) == first)
+        #expect(normalized.key("the name is longer than its file", .loader) != first)
+        // Many other messages take the slots; the first still gets its own key, not theirs.
+        for n in 0..<500 { _ = normalized.key("message \(n) of kind \(n % 7 == 0 ? "a" : "b")x", .loader) }
+        #expect(normalized.key(same, .loader) == first)
+        #expect(normalized.key("message 3 of kind bx", .loader) != first)
+    }
+
     @Test("a message that names its rule takes the general path")
     func ruleMessages() {
         #expect(Self.streaming("line 3: Premature end of data in tag time [rule: libxml2 error 77]") == nil)

@@ -1,5 +1,6 @@
 import CorruptFuzzCore
 import CorruptFuzzRunner
+import Foundation
 import Testing
 
 /// An in-process loader with planted bugs, so campaign logic is tested fast and exactly.
@@ -177,4 +178,46 @@ final class StopAfter: @unchecked Sendable {
     var seen = 0
     init(executions: Int) { limit = executions }
     var shouldStop: Bool { seen >= limit }
+}
+
+@Suite("Validators asked once per distinct input, or every time")
+struct RememberedVerdictTests {
+    /// Counts the validations of each input, by its bytes.
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counts: [[UInt8]: Int] = [:]
+        func add(_ bytes: [UInt8]) { lock.withLock { counts[bytes, default: 0] += 1 } }
+        func count(_ bytes: [UInt8]) -> Int { lock.withLock { counts[bytes] ?? 0 } }
+    }
+
+    /// One slot and two seeds with the same bytes, both run unchanged before any mutation.
+    func validations(remembering: Bool) throws -> Int {
+        let counter = Counter()
+        var validator = ClosureValidator(name: "counting") { bytes in
+            counter.add(bytes ?? [])
+            return .invalid(Violation(.corrupt, "never valid"))
+        }
+        validator.remembersVerdicts = remembering
+        struct OneSlot: Executor {
+            let slots = 1
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                Execution(outcome: .accepted(digest: ""))
+            }
+        }
+        let twin = Array("twin seed".utf8)
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 20
+        configuration.minimize = false
+        let campaign = Campaign(
+            executor: OneSlot(), targetName: "accepts", targetCommand: "accepts @@", takesPath: false, validator: validator,
+            seeds: [Seed(name: "a", bytes: twin), Seed(name: "b", bytes: twin)], configuration: configuration)
+        _ = try campaign.run()
+        return counter.count(twin)
+    }
+
+    @Test("remembered by default; a validator that says it is cheaper than remembering is asked every time")
+    func remembering() throws {
+        #expect(try validations(remembering: true) == 1)
+        #expect(try validations(remembering: false) == 2)
+    }
 }

@@ -146,3 +146,22 @@ struct ErrorLayoutTests {
         #expect(layout.describe(other).message == String(describing: other))
     }
 }
+
+@Suite("Rejections described from a table of limited size")
+struct RejectionDescriberTableTests {
+    struct Failure: Error {
+        var reason: String
+        var message: String
+    }
+
+    @Test("more distinct errors than the table has slots: each is still described as itself")
+    func overflow() {
+        let describer = RejectionDescriber()
+        let errors = (0..<(RejectionDescriber.capacity + 3_000)).map { Failure(reason: $0 % 2 == 0 ? "corrupt" : "empty", message: "field \($0)") }
+        for error in errors + errors.prefix(2_000) {
+            let (reason, message) = describer.describe(error)
+            #expect(reason.rawValue == error.reason)
+            #expect(message == String(describing: error))
+        }
+    }
+}
