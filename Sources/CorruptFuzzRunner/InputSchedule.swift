@@ -250,7 +250,8 @@ public struct InputSchedule: Sendable {
         return trail
     }
 
-    private static func append(_ step: MutationStep, to steps: inout [MutationStep]) {
+    /// (`step` is consumed: a borrowed step was copied into the array, then destroyed.)
+    private static func append(_ step: consuming MutationStep, to steps: inout [MutationStep]) {
         steps.append(step)
         if steps.count > 24 { steps = [.named("…")] + steps.suffix(23) }
     }
