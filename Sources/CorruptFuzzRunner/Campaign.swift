@@ -149,8 +149,7 @@ public final class Campaign: @unchecked Sendable {
         // Without the traps the xxe check is skipped, and the report says why.
         trapsHost = mutator?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
         oracle = Oracle(traps: trapsHost?.traps)
-        verdicts = (0..<max(1, executor.slots)).map { _ in VerdictMemory() }
-        remembersVerdicts = validator?.remembersVerdicts ?? false
+        verdicts = validator?.remembersVerdicts == true ? (0..<max(1, executor.slots)).map { _ in VerdictMemory() } : []
         schedule = InputSchedule(
             seeds: seeds, configuration: configuration, includeMissingFile: takesPath, mutator: mutator,
             regressions: regressions, traps: trapsHost?.traps)
@@ -159,10 +158,9 @@ public final class Campaign: @unchecked Sendable {
     deinit { trapsHost?.stop() }
 
     /// The validator's verdicts on recent inputs, one memory per slot (a slot is never used
-    /// from two threads at once).
+    /// from two threads at once); none when they are not worth remembering
+    /// (``Validator/remembersVerdicts``).
     private let verdicts: [VerdictMemory]
-    /// Whether the validator's verdicts are worth remembering (``Validator/remembersVerdicts``).
-    private let remembersVerdicts: Bool
 
     /// The inputs that showed new behaviour, kept to be mutated further (at most 512): after
     /// ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next run.
@@ -374,7 +372,7 @@ public final class Campaign: @unchecked Sendable {
         let execution = try executor.execute(input, slot: slot)
         var verdict: Verdict?
         if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
-            verdict = remembersVerdicts ? verdicts[slot].verdict(of: input.bytes) { validator.validate($0) } : validator.validate(input.bytes)
+            verdict = verdicts.isEmpty ? validator.validate(input.bytes) : verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }
         }
         // A request during this run counts when this input names that URL (another slot's
         // input may have caused it otherwise).
@@ -408,7 +406,7 @@ public final class Campaign: @unchecked Sendable {
             hash.add(2)
             hash.add(reason?.rawValue)
             hash.add(Int(code))
-            hash.add(normalized.key(message ?? "", .loader))
+            hash.add(normalized.key(message ?? ""))
         case .crashed: hash.add(3)
         case .hung: hash.add(4)
         case .outOfMemory: hash.add(5)
@@ -418,8 +416,8 @@ public final class Campaign: @unchecked Sendable {
             if let site {
                 hash.add(site)
             } else if case .invalid(let violation)? = verdict {
-                hash.add(normalized.key(violation.path, .path))
-                hash.add(normalized.key(violation.message, .violation))
+                hash.add(normalized.key(violation.path))
+                hash.add(normalized.key(violation.message))
             }
         }
         return Int(truncatingIfNeeded: hash.value)
@@ -512,9 +510,6 @@ public final class Campaign: @unchecked Sendable {
 struct NormalizedMessages {
     private var keys: [String: Int] = [:]
 
-    /// Whose message it is (the loader's, or a validator's path or message).
-    enum Role { case loader, path, violation }
-
     /// The keys of the messages seen last, by the identity of their strings: a loader rejects
     /// most inputs with one of a few messages, and a describer hands back the very same string
     /// for the same error (``RejectionDescriber``), so comparing two words finds it. Each entry
@@ -522,7 +517,7 @@ struct NormalizedMessages {
     private var recent = [(message: String, key: Int)?](repeating: nil, count: 64)
 
     /// A hash of the normalized `message`.
-    mutating func key(_ message: String, _ role: Role) -> Int {
+    mutating func key(_ message: String) -> Int {
         let slot = Self.slot(of: message, in: recent.count)
         if let entry = recent[slot], Self.isSameString(entry.message, message) { return entry.key }
         var text = message

@@ -27,9 +27,8 @@ public struct InputSchedule: Sendable {
     private var stageIndex = 0
     private var turn = 0
     private let configuration: FuzzConfiguration
-    private let mutator: (any StructureAwareMutator)?
-    /// The same mutator in a box: havoc calls it through the box, since calling an existential
-    /// kept in a struct while the struct's random generator is passed `inout` copies it.
+    /// The format's structure-aware mutator, in a box: calling an existential kept in a struct
+    /// while the struct's random generator is passed `inout` copies it.
     private let structured: StructuredBox?
     /// The length of each pool input, for drawing parents without copying the inputs.
     private var poolLengths: [Int]
@@ -62,7 +61,6 @@ public struct InputSchedule: Sendable {
         let seeds = seeds.isEmpty ? [Seed(name: "(empty)", bytes: [])] : seeds
         self.seeds = seeds
         self.configuration = configuration
-        self.mutator = mutator
         structured = mutator.map(StructuredBox.init)
         rng = FuzzRNG(seed: configuration.shard?.seed(configuration.seed) ?? configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }

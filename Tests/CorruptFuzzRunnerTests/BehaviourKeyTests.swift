@@ -46,25 +46,25 @@ struct BehaviourKeyTests {
     func identityCache() {
         var normalized = NormalizedMessages()
         func fresh(_ n: Int) -> String { String(decoding: Array("habit \(n): the name is longer than its file".utf8), as: UTF8.self) }
-        let first = normalized.key(fresh(2), .loader)
+        let first = normalized.key(fresh(2))
         let same = fresh(2)
-        #expect(normalized.key(same, .loader) == first)
-        #expect(normalized.key(same, .loader) == first)
-        #expect(normalized.key(fresh(9), .loader) == first)
-        #expect(normalized.key("the name is longer than its file", .loader) != first)
+        #expect(normalized.key(same) == first)
+        #expect(normalized.key(same) == first)
+        #expect(normalized.key(fresh(9)) == first)
+        #expect(normalized.key("the name is longer than its file") != first)
         // Many other messages take the slots; the first still gets its own key, not theirs.
-        for n in 0..<500 { _ = normalized.key("message \(n) of kind \(n % 7 == 0 ? "a" : "b")x", .loader) }
-        #expect(normalized.key(same, .loader) == first)
-        #expect(normalized.key("message 3 of kind bx", .loader) != first)
+        for n in 0..<500 { _ = normalized.key("message \(n) of kind \(n % 7 == 0 ? "a" : "b")x") }
+        #expect(normalized.key(same) == first)
+        #expect(normalized.key("message 3 of kind bx") != first)
     }
 
     @Test("a message that names its rule takes the general path")
     func ruleMessages() {
         #expect(Self.streaming("line 3: Premature end of data in tag time [rule: libxml2 error 77]") == nil)
         var normalized = NormalizedMessages()
-        let a = normalized.key("line 3: Premature end of data in tag time [rule: libxml2 error 77]", .violation)
-        let b = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 77]", .violation)
-        let c = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 76]", .violation)
+        let a = normalized.key("line 3: Premature end of data in tag time [rule: libxml2 error 77]")
+        let b = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 77]")
+        let c = normalized.key("line 9: Premature end of data in tag date [rule: libxml2 error 76]")
         #expect(a == b)
         #expect(a != c)
     }
