@@ -15,22 +15,56 @@ package struct WordHash {
     /// Bytes, eight at a time (the tail zero-padded), then their count, so that `("ab", "c")`
     /// and `("a", "bc")` differ.
     @inlinable @inline(__always) package mutating func add(_ bytes: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            add(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
+        let count = bytes.count
+        if let base = bytes.baseAddress {
+            var offset = 0
+            while offset + 8 <= count {
+                add(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian)
+                offset += 8
+            }
+            let rest = count - offset
+            if rest > 0 {
+                // The tail's bytes as a little-endian word: the file's last eight bytes shifted
+                // (one load), or, in fewer than eight bytes, loads of four, two and one.
+                var word: UInt64
+                if count >= 8 {
+                    word = base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self).littleEndian >> UInt64(8 * (8 - rest))
+                } else {
+                    word = 0
+                    var at = 0
+                    if rest & 4 != 0 {
+                        word = UInt64(base.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian)
+                        at += 4
+                    }
+                    if rest & 2 != 0 {
+                        word |= UInt64(base.loadUnaligned(fromByteOffset: at, as: UInt16.self).littleEndian) << UInt64(8 * at)
+                        at += 2
+                    }
+                    if rest & 1 != 0 { word |= UInt64(base.load(fromByteOffset: at, as: UInt8.self)) << UInt64(8 * at) }
+                }
+                add(word)
+            }
         }
-        if offset < bytes.count {
-            var word: UInt64 = 0
-            for i in offset..<bytes.count { word |= UInt64(bytes[i]) << (8 * UInt64(i - offset)) }
-            add(word)
-        }
-        add(bytes.count)
+        add(count)
     }
 
-    /// A text's UTF-8 bytes; nil differs from every text.
+    /// A text's UTF-8 bytes, as ``add(_:)-(UnsafeRawBufferPointer)`` adds them; nil differs from
+    /// every text. A small string (up to 15 bytes of UTF-8, kept inside the `String` itself)
+    /// is read from its two words: its bytes in order, zero-padded, and its count in the top
+    /// byte, which are the words the bytes would give (reason words, run for every input).
     @inlinable @inline(__always) package mutating func add(_ text: String?) {
         guard var text else { return add(UInt64.max) }
+        #if _pointerBitWidth(_64) && _endian(little)
+            let (low, high) = unsafeBitCast(text, to: (UInt64, UInt64).self)
+            // `_StringObject`'s discriminator: bit 61 marks a small string; its count is the
+            // top byte's low nibble, its unused bytes are zero.
+            if high & (1 << 61) != 0 {
+                let count = Int(truncatingIfNeeded: (high >> 56) & 0xF)
+                if count > 0 { add(low) }
+                if count > 8 { add(high & 0x00FF_FFFF_FFFF_FFFF) }
+                return add(count)
+            }
+        #endif
         text.withUTF8 { add(UnsafeRawBufferPointer($0)) }
     }
 
@@ -39,4 +73,17 @@ package struct WordHash {
 
 extension UInt64 {
     @inlinable package func rotated(by n: UInt64) -> UInt64 { self << n | self >> (64 - n) }
+}
+
+/// Bytes as a set element or dictionary key, hashed in one pass (an array of bytes is hashed
+/// one element at a time: a catalogue's hundred-kilobyte entries took longer to tell apart
+/// than to build).
+package struct ByteKey: Hashable {
+    package let bytes: [UInt8]
+
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    package func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }

@@ -111,7 +111,9 @@ public final class Campaign: @unchecked Sendable {
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String
-    private var schedule: InputSchedule
+    /// Used by `run` alone, on its own thread (the slots of a batch do not touch it), twice per
+    /// input: without the runtime's exclusivity checks.
+    @exclusivity(unchecked) private var schedule: InputSchedule
     private let oracle: Oracle
     /// The canary and loopback listener, when the format's catalogue uses them.
     private let trapsHost: OutsideTrapsHost?
@@ -277,12 +279,15 @@ public final class Campaign: @unchecked Sendable {
             if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = "runs"; break }
             if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = "duration"; break }
             let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
-            let batch = (0..<count).map { _ in schedule.next() }
             var failure: CorruptFuzzError?
             if executor.slots == 1 {
-                // One slot (in-process checks): each input is counted as soon as it is judged,
-                // so no judgement is copied into an array and out again.
-                for input in batch {
+                // One slot (in-process checks): each input is made when its turn comes and
+                // counted as soon as it is judged, so no judgement is copied into an array and
+                // out again, the next input's parent may be the last one, and the few buffers an
+                // input needs are reused by the allocator (a batch of 64 inputs made at once
+                // and freed at once missed its per-thread cache).
+                for _ in 0..<count {
+                    let input = schedule.next()
                     let judged: Judged
                     do throws(CorruptFuzzError) {
                         judged = try judge(input, slot: 0)
@@ -291,8 +296,10 @@ public final class Campaign: @unchecked Sendable {
                         break
                     }
                     try take(input, judged)
+                    schedule.recycle(input)
                 }
             } else {
+                let batch = (0..<count).map { _ in schedule.next() }
                 let judged: [Judged]
                 do throws(CorruptFuzzError) {
                     judged = try runBatch(batch)

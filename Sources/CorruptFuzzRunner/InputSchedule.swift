@@ -32,12 +32,20 @@ public struct InputSchedule: Sendable {
     private let structured: StructuredBox?
     /// The length of each pool input, for drawing parents without copying the inputs.
     private var poolLengths: [Int]
+    /// Buffers of the last input run, for the next (``recycle(_:)``).
+    private var spareBytes: [UInt8] = []
+    private var spareSteps: [MutationStep] = []
     /// The pool holds the seeds and up to 512 inputs that showed new behaviour.
     private var maxPool: Int { seeds.count + 512 }
     /// The bytes of the inputs added to the pool: at most ``maxPoolBytes``, so a campaign's
     /// memory stays flat however many large inputs show new behaviour.
     private var poolBytes = 0
     public static let maxPoolBytes = 4 << 20
+    /// The longest input that joins the pool. A longer one runs and is judged, but is not
+    /// mutated further: every mutation of it would copy, load and validate all of it (a few
+    /// catalogue entries grow arrays to their counts' limits, hundreds of kilobytes), while
+    /// its smaller relatives in the pool reach the same code.
+    public static let maxParentLength = 64 << 10
 
     /// How many deterministic inputs there are (the first ones and the stages).
     public var deterministicCount: Int { front.count + catalogue.count + stages.count }
@@ -85,13 +93,13 @@ public struct InputSchedule: Sendable {
         if let mutator {
             // Seeds often share catalogue entries (the hostile XML documents depend only on the
             // root element): each distinct input runs, and is held, once.
-            var seen: Set<[UInt8]> = []
+            var seen: Set<ByteKey> = []
             for seed in seeds {
                 let context = CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength)
                 let catalogue = mutator.catalogue(of: seed.bytes, context: context)
                 for mutation in catalogue
                 where mutation.bytes.count <= configuration.maxCatalogueInputLength
-                    && seen.insert(mutation.bytes).inserted
+                    && seen.insert(ByteKey(mutation.bytes)).inserted
                 {
                     hostile.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
                 }
@@ -144,7 +152,7 @@ public struct InputSchedule: Sendable {
     /// are not kept: mutations stacked on them would grow the pool without bound; nor is one
     /// that would take the pool's added inputs over ``maxPoolBytes``.
     public mutating func addToPool(_ input: TestInput) {
-        guard let bytes = input.bytes, bytes.count <= configuration.maxInputLength else { return }
+        guard let bytes = input.bytes, bytes.count <= min(configuration.maxInputLength, Self.maxParentLength) else { return }
         if pool.count < maxPool {
             guard poolBytes + bytes.count <= Self.maxPoolBytes else { return }
             pool.append(input)
@@ -212,12 +220,20 @@ public struct InputSchedule: Sendable {
         let mutators = configuration.mutators
         let maxLength = configuration.maxInputLength
         let depth = max(1, configuration.maxStackedMutations.trailingZeroBitCount + 1)
+        // The last input's buffers, when it gave them back (``recycle(_:)``) and nothing else
+        // holds them: the parent is copied into memory already allocated.
+        var bytes: [UInt8] = []
+        var steps: [MutationStep] = []
+        swap(&bytes, &spareBytes)
+        swap(&steps, &spareSteps)
         for _ in 0..<16 {
             let parent = drawParent()
-            var bytes = pool[parent].bytes ?? []
+            bytes.removeAll(keepingCapacity: true)
+            if let parentBytes = pool[parent].bytes { bytes.append(contentsOf: parentBytes) }
             let stack = 1 << rng.below(depth)
-            var steps = pool[parent].steps
-            steps.reserveCapacity(steps.count + stack)
+            steps.removeAll(keepingCapacity: true)
+            steps.reserveCapacity(pool[parent].steps.count + stack)
+            steps.append(contentsOf: pool[parent].steps)
             var applied = false
             // One splicing partner for the stack: a context made per step cost more than most
             // byte mutations.
@@ -238,6 +254,14 @@ public struct InputSchedule: Sendable {
         // Nothing applied (e.g. only empty seeds): grow from nothing.
         let byte = UInt8(truncatingIfNeeded: rng.next())
         return TestInput(bytes: [byte], mutations: ["random-byte"], seedName: seeds[0].name)
+    }
+
+    /// Takes back an input that has run, so that its buffers make the next input's (as
+    /// libFuzzer mutates in one buffer): a buffer something else still holds (the pool, a
+    /// finding) is not written, the next input copies it first. Buffers over 64 KiB are let go.
+    public mutating func recycle(_ input: consuming TestInput) {
+        if let bytes = input.bytes, bytes.capacity <= Self.maxParentLength { spareBytes = bytes }
+        if input.steps.capacity <= 64 { spareSteps = input.steps }
     }
 
     /// `steps` and then `step`, the last 24 at most (the first of them `…` when some were

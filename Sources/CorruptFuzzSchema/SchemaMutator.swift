@@ -52,9 +52,9 @@ public struct SchemaMutator: StructureAwareMutator {
         guard let value = parser.parse(bytes).value else { return [] }
         let encoded = encoder.encode(value)
         var out: [Mutation] = []
-        var seen: Set<[UInt8]> = [encoded.bytes]
+        var seen: Set<ByteKey> = [ByteKey(encoded.bytes)]
         func add(_ m: Mutation?) {
-            if let m, context.allows(m.bytes.count), seen.insert(m.bytes).inserted { out.append(m) }
+            if let m, context.allows(m.bytes.count), seen.insert(ByteKey(m.bytes)).inserted { out.append(m) }
         }
         func add(_ lie: Lie?) { add(lie.map { write($0, encoded) }) }
         for span in encoded.spans {
@@ -68,6 +68,27 @@ public struct SchemaMutator: StructureAwareMutator {
                 for label in OffsetLie.allCases { add(lyingOffset(span, encoded, label: label)) }
             }
         }
+        // Each string and byte field at the limits of its size, each array at the limits of
+        // its count, re-encoded consistently; once per field of the schema (the first habit's
+        // name stands for every habit's).
+        var tried: Set<String> = []
+        func firstOfField(_ path: String) -> Bool { tried.insert(String(path.filter { !$0.isNumber })).inserted }
+        for span in encoded.spans where firstOfField(span.path) {
+            guard case .bytes? = encoded.value.value(at: span.location) else { continue }
+            for length in sizeLimits(at: span.location) where length <= Self.maxCatalogueLength {
+                let value = encoded.value.setting(.bytes(Array(repeating: UInt8(ascii: "A"), count: length)), at: span.location)
+                add(Mutation(bytes: encoder.bytes(value), name: "set \(span.path)=long-\(length)", expectation: nil))
+            }
+        }
+        var arrays: [[Int]] = []
+        Prepared.collectArrays(value, location: [], into: &arrays)
+        for location in arrays {
+            let path = encoded.spans.first { $0.location == location }?.path ?? "array"
+            guard firstOfField("array " + path) else { continue }
+            for count in sizeLimits(at: location) {
+                if let grown = grow(location, to: count, encoded) { add(Mutation(bytes: grown, name: "grow \(path) to \(count)", expectation: nil)) }
+            }
+        }
         for boundary in Set(encoded.spans.flatMap { [$0.start, $0.end] }).sorted() where boundary > 0 && boundary < encoded.bytes.count {
             add(Mutation(bytes: Array(encoded.bytes.prefix(boundary)), name: "truncate-at-field@\(boundary)", expectation: nil))
         }
@@ -79,29 +100,46 @@ public struct SchemaMutator: StructureAwareMutator {
 
     // MARK: - Shrinking
 
-    /// Structurally smaller variants of `bytes`: each array element removed (last first), each
-    /// string or byte field emptied or halved, each plain number set to 0; counts, lengths and
-    /// checksums recomputed. Empty when `bytes` do not parse.
+    /// Structurally smaller variants of `bytes`: each array halved (either half kept), each
+    /// element removed (last first), each string or byte field emptied or halved, each plain
+    /// number set to 0; counts, lengths and checksums recomputed. Empty when `bytes` do not
+    /// parse. At most 64 variants, and 4 (the halves of the outermost arrays) for a file over
+    /// 16 KiB: each is encoded before the minimizer tries the first, and a file of ten
+    /// thousand records has tens of thousands of fields.
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] {
         guard let value = parser.parse(bytes).value else { return [] }
-        return shrinkCandidates(of: value).map { encoder.bytes($0) }.filter { $0.count < bytes.count }
+        let limit = bytes.count > 16 << 10 ? 4 : Self.maxShrinkCandidates
+        return shrinkCandidates(of: value, limit: limit).map { encoder.bytes($0) }.filter { $0.count < bytes.count }
     }
 
+    /// The most variants ``shrinkCandidates(of:)-([UInt8])`` gives.
+    static let maxShrinkCandidates = 64
+
     /// Smaller variants of a value, for shrinking generated values (see ``shrink(_:while:)``).
-    public func shrinkCandidates(of value: SchemaValue) -> [SchemaValue] {
+    public func shrinkCandidates(of value: SchemaValue) -> [SchemaValue] { shrinkCandidates(of: value, limit: Self.maxShrinkCandidates) }
+
+    private func shrinkCandidates(of value: SchemaValue, limit: Int) -> [SchemaValue] {
         var out: [SchemaValue] = []
         var arrays: [[Int]] = []
         Prepared.collectArrays(value, location: [], into: &arrays)
-        for location in arrays {
+        // Halves first: a long array shrinks in a few steps rather than one element a step.
+        for location in arrays where out.count < limit {
+            guard case .array(let elements)? = value.value(at: location), elements.count >= 4 else { continue }
+            out.append(value.setting(.array(Array(elements.prefix(elements.count / 2))), at: location))
+            out.append(value.setting(.array(Array(elements.dropFirst(elements.count / 2))), at: location))
+        }
+        for location in arrays where out.count < limit {
             guard case .array(let elements)? = value.value(at: location) else { continue }
-            for index in elements.indices.reversed().prefix(16) {
+            for index in elements.indices.reversed().prefix(16) where out.count < limit {
                 var fewer = elements
                 fewer.remove(at: index)
                 out.append(value.setting(.array(fewer), at: location))
             }
         }
+        guard out.count < limit else { return Array(out.prefix(limit)) }
         let spans = encoder.encode(value).spans
         for span in spans where !span.isCount && !span.isLength && !span.isChecksum && !span.isVersion {
+            guard out.count < limit else { break }
             switch value.value(at: span.location) {
             case .bytes(let b)? where !b.isEmpty && field(at: span).map({ if case .contents = $0.type { return false } else { return true } }) ?? false:
                 out.append(value.setting(.bytes([]), at: span.location))
@@ -118,7 +156,7 @@ public struct SchemaMutator: StructureAwareMutator {
                 break
             }
         }
-        return out
+        return Array(out.prefix(limit))
     }
 
     /// Shrinks a value greedily while `predicate` holds: the generator's values are shrinkable.
@@ -163,7 +201,7 @@ public struct SchemaMutator: StructureAwareMutator {
             let replacement: [UInt8]
             switch choice {
             case "empty": replacement = []
-            case "long": replacement = Array(repeating: UInt8(ascii: "A"), count: rng.logUniform(300...70_300))
+            case "long": replacement = Array(repeating: UInt8(ascii: "A"), count: longLength(span, rng: &rng))
             default: replacement = generator.text(bytes: rng.below(40), ascii: false, rng: &rng)
             }
             value = value.setting(.bytes(replacement), at: span.location)
@@ -193,7 +231,7 @@ public struct SchemaMutator: StructureAwareMutator {
             action = "remove \(path)[\(i)]"
         case 1 where !elements.isEmpty:
             let i = rng.below(elements.count)
-            let copies = rng.oneIn(4) ? rng.logUniform(100...1_100) : 1
+            let copies = rng.oneIn(4) ? manyCopies(location, count: elements.count, rng: &rng) : 1
             elements.insert(contentsOf: repeatElement(elements[i], count: copies), at: i)
             action = "duplicate \(path)[\(i)]x\(copies)"
         case 2 where elements.count >= 2:
@@ -436,17 +474,135 @@ public struct SchemaMutator: StructureAwareMutator {
         }
     }
 
+    // MARK: - Sizes
+
+    /// The longest field a catalogue entry makes.
+    static let maxCatalogueLength = 1 << 20
+    /// The most elements a catalogue entry grows an array to: encoding each element costs
+    /// about a microsecond, and the catalogue is built before a check's first input.
+    static let maxCatalogueElements = 16_384
+
+    /// The lengths (of a string or byte field) or element counts (of an array) at the edges of
+    /// what the field's size allows: the largest valid value of the sibling integer that sizes
+    /// or counts it and one more (`valid: {max: 256}`: 256 and 257), or, without such a
+    /// maximum, the largest value its width holds and one more, which wraps (a `u2`: 65,535
+    /// and 65,536; wider integers have no reachable edge). Empty when the size is not a
+    /// sibling integer. A loader's off-by-one is at exactly these lengths; random lengths
+    /// rarely land on them.
+    func sizeLimits(at location: [Int]) -> [Int] {
+        guard let (definition, field) = definitionAndField(at: location) else { return [] }
+        let expression: Expression?
+        switch field.repetition {
+        case .count(let count)?: expression = count
+        case nil: expression = field.size
+        default: expression = nil
+        }
+        guard case .reference(let name)? = expression, name.count == 1,
+            let sizer = definition.seq.first(where: { $0.id == name[0] }),
+            case .integer(let width, let signed, _) = sizer.type, width <= 8
+        else { return [] }
+        let widthMax = width >= 8 ? Int128(Int.max) : (Int128(1) << (8 * width - (signed ? 1 : 0))) - 1
+        if let max = sizer.valid?.max, max >= 0, max < widthMax, max < 1 << 30 { return [Int(max), Int(max) + 1] }
+        return width <= 2 ? [Int(widthMax), Int(widthMax) + 1] : []
+    }
+
+    /// How long havoc makes a "long" string or byte field: seven times in sixteen a limit of
+    /// its size of at most 4 KiB (``sizeLimits(at:)``), half the time 257 bytes to 4 KiB,
+    /// and once in sixteen a limit from 4 KiB to 70 KB (a `u2`'s 65,535 and 65,536) or any
+    /// length in that range, for loaders that slow down or blow up on large fields. (Drawn from 300 bytes to 70 KB every time, long fields made
+    /// most of the bytes a campaign ran, and no draw hit a limit exactly.) The catalogue tries
+    /// every limit of every seed once.
+    private func longLength(_ span: FieldSpan, rng: inout FuzzRNG) -> Int {
+        let limits = sizeLimits(at: span.location)
+        let small = limits.filter { $0 <= 4_096 }
+        let large = limits.filter { $0 > 4_096 && $0 <= 70_300 }
+        switch rng.below(16) {
+        case 0: return large.isEmpty ? rng.logUniform(4_097...70_300) : large[rng.below(large.count)]
+        case 1...7 where !small.isEmpty: return small[rng.below(small.count)]
+        default: return rng.logUniform(257...4_096)
+        }
+    }
+
+    /// How many copies of an element a large duplication inserts: three times in eight enough
+    /// to bring the count to a limit within 1,100 elements (``sizeLimits(at:)``), once in
+    /// sixteen 100 to 1,100, otherwise 2 to 99. The catalogue tries every limit of every seed
+    /// once, however many elements it takes.
+    private func manyCopies(_ location: [Int], count: Int, rng: inout FuzzRNG) -> Int {
+        let reachable = sizeLimits(at: location).map { $0 - count }.filter { $0 >= 1 && $0 <= 1_100 }
+        switch rng.below(16) {
+        case 0: return rng.logUniform(100...1_100)
+        case 1...6 where !reachable.isEmpty: return reachable[rng.below(reachable.count)]
+        default: return rng.logUniform(2...99)
+        }
+    }
+
+    /// The file with the array at `location` grown to `count` elements by copies of its first,
+    /// written into the bytes rather than re-encoded (encoding ten thousand records takes a
+    /// tenth of a second; a check builds its catalogue before its first input): the copies go
+    /// after the first element, the count field is set, checksums are recomputed. Nil when
+    /// that would not be the file the encoder writes (an offset or an enclosing size would
+    /// move), when the array has no element or already as many, or past the catalogue's limits.
+    private func grow(_ location: [Int], to count: Int, _ encoded: SchemaEncoder.Output) -> [UInt8]? {
+        guard case .array(let elements)? = encoded.value.value(at: location), !elements.isEmpty, count > elements.count,
+            count <= Self.maxCatalogueElements,
+            let (definition, field) = definitionAndField(at: location),
+            case .count(.reference(let name))? = field.repetition, name.count == 1,
+            let sizer = definition.seq.firstIndex(where: { $0.id == name[0] }),
+            let countSpan = encoded.spans.first(where: { $0.location == location.dropLast() + [sizer] }),
+            let element = encoded.spans.first(where: { $0.location == location + [0] }),
+            countSpan.end <= element.start, element.end > element.start,
+            (count - elements.count) * (element.end - element.start) <= Self.maxCatalogueLength,
+            !encoded.spans.contains(where: \.isOffset), !hasSizedAncestor(location)
+        else { return nil }
+        let copy = encoded.bytes[element.start..<element.end]
+        let inserted = (count - elements.count) * copy.count
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encoded.bytes.count + inserted)
+        bytes += encoded.bytes[..<element.end]
+        for _ in elements.count..<count { bytes += copy }
+        bytes += encoded.bytes[element.end...]
+        var written: [UInt8] = []
+        IntegerCodec.encode(Int128(count), width: countSpan.end - countSpan.start, bigEndian: countSpan.bigEndian, into: &written)
+        bytes.replaceSubrange(countSpan.start..<countSpan.end, with: written)
+        // Checksums after the copies moved with them.
+        var moved = encoded
+        moved.bytes = []
+        moved.spans = encoded.spans.map { span in
+            var span = span
+            if span.start >= element.end {
+                span.start += inserted
+                span.end += inserted
+            }
+            return span
+        }
+        return patchChecksumsByPosition(bytes, moved)
+    }
+
+    /// Whether a field on the way to `location` has a `size`, which copies inside it would break.
+    private func hasSizedAncestor(_ location: [Int]) -> Bool {
+        var prefix: [Int] = []
+        for index in location.dropLast() {
+            prefix.append(index)
+            if let (_, field) = definitionAndField(at: prefix), field.size != nil || field.sizeEOS { return true }
+        }
+        return false
+    }
+
     // MARK: - Lookups
 
     /// The schema field a span belongs to.
-    private func field(at span: FieldSpan) -> Field? {
+    private func field(at span: FieldSpan) -> Field? { definitionAndField(at: span.location)?.field }
+
+    /// The schema field at a location in the value tree (an array's location is its field's,
+    /// an element's is inside it), and the type definition that holds it.
+    private func definitionAndField(at location: [Int]) -> (definition: TypeDefinition, field: Field)? {
         var definition = schema.root
-        var location = span.location[...]
+        var location = location[...]
         while let index = location.first, index < definition.seq.count {
             let field = definition.seq[index]
             location = location.dropFirst()
             if field.repetition != nil, !location.isEmpty { location = location.dropFirst() }
-            guard !location.isEmpty else { return field }
+            guard !location.isEmpty else { return (definition, field) }
             guard case .user(let name) = field.type, let next = schema.types[name] else { return nil }
             definition = next
         }
@@ -500,19 +656,11 @@ struct Prepared: Sendable {
 private final class ParsedFiles: @unchecked Sendable {
     static let capacity = 1024
     private let lock = NSLock()
-    private var files: [Key: Prepared?] = [:]
-
-    /// A file as a key, hashed in one pass over its bytes (an array of bytes hashes them one by
-    /// one, and this runs for every structure-aware mutation).
-    private struct Key: Hashable {
-        let bytes: [UInt8]
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
+    /// Files by their bytes, hashed in one pass (this runs for every structure-aware mutation).
+    private var files: [ByteKey: Prepared?] = [:]
 
     func prepared(_ bytes: [UInt8], parser: SchemaParser, encoder: SchemaEncoder) -> Prepared? {
-        let key = Key(bytes: bytes)
+        let key = ByteKey(bytes)
         // lock() and unlock() rather than withLock: its generic result costs a metadata lookup.
         lock.lock()
         let known = files[key]

@@ -86,9 +86,79 @@ struct SchemaBehaviourTests {
         // Lies keep the checksum right, so they reach the check they test.
         let lie = try #require(mutations.first { $0.name == "count=-1 habits[0].num_dates" })
         #expect(parser.firstViolation(lie.bytes)?.description == "habits[0].num_dates: 4294967295 exceeds max 100000")
+        // Every entry is corrupt but the sizes at the edge of what is valid.
+        let validEdges: Set = ["set habits[0].name=long-256", "grow habits to 10000"]
         for mutation in mutations {
-            #expect(parser.firstViolation(mutation.bytes) != nil, "\(mutation.name) is still valid")
+            #expect((parser.firstViolation(mutation.bytes) == nil) == validEdges.contains(mutation.name), "\(mutation.name)")
         }
+    }
+
+    @Test("sizes at their limits: the largest valid length or count and one more, or the width's largest and one more")
+    func sizeLimits() throws {
+        let mutator = SchemaFormat(schema: try habitSchema()).schemaMutator
+        // habits[0].name is sized by name_len (u2, valid max 256); habits by num_habits (u4, max
+        // 10000); dates by num_dates (u4, max 100000); the magic has a fixed size.
+        #expect(mutator.sizeLimits(at: [3, 0, 1]) == [256, 257])
+        #expect(mutator.sizeLimits(at: [3]) == [10_000, 10_001])
+        #expect(mutator.sizeLimits(at: [3, 0, 3]) == [100_000, 100_001])
+        #expect(mutator.sizeLimits(at: [0]) == [])
+        // Without a maximum, a u1 or u2 size's limits are where its width wraps; a u4 has none.
+        let unbounded = try KSYLoader.load(
+            yaml: """
+                meta: {id: notes, endian: le}
+                seq:
+                  - {id: title_len, type: u1}
+                  - {id: title, type: str, size: title_len, encoding: UTF-8}
+                  - {id: body_len, type: u2}
+                  - {id: body, type: str, size: body_len, encoding: UTF-8}
+                  - {id: blob_len, type: u4}
+                  - {id: blob, size: blob_len}
+                """)
+        let notes = SchemaFormat(schema: unbounded).schemaMutator
+        #expect(notes.sizeLimits(at: [1]) == [255, 256])
+        #expect(notes.sizeLimits(at: [3]) == [65_535, 65_536])
+        #expect(notes.sizeLimits(at: [5]) == [])
+
+        // The catalogue sets each sized field, and grows each counted array, to its limits once
+        // per field of the schema (not for every habit), and no array past 16,384 elements.
+        let names = mutator.catalogue(of: try habitFile()).map(\.name)
+        #expect(
+            names.filter { $0.hasPrefix("set ") || $0.hasPrefix("grow ") }.sorted() == [
+                "grow habits to 10000", "grow habits to 10001", "set habits[0].name=long-256", "set habits[0].name=long-257",
+            ])
+        let parser = SchemaParser(schema: try habitSchema())
+        let grown = try #require(mutator.catalogue(of: try habitFile()).first { $0.name == "grow habits to 10001" })
+        #expect(parser.firstViolation(grown.bytes)?.description == "num_habits: 10001 exceeds max 10000")
+        // Grown in the bytes, it is the file the encoder writes for the grown value tree, count
+        // and checksum included.
+        let value = try #require(parser.parse(try habitFile()).value)
+        guard case .array(let habits)? = value.value(at: [3]) else { throw CancellationError() }
+        let expected = SchemaEncoder(schema: try habitSchema()).bytes(
+            value.setting(.array(habits + Array(repeating: habits[0], count: 10_001 - habits.count)), at: [3]))
+        #expect(grown.bytes == expected)
+    }
+
+    @Test("a file of ten thousand records shrinks by halves: a few variants a step, a few dozen steps")
+    func largeFileShrinks() throws {
+        let mutator = SchemaFormat(schema: try habitSchema()).schemaMutator
+        let parser = SchemaParser(schema: try habitSchema())
+        let grown = try #require(mutator.catalogue(of: try habitFile()).first { $0.name == "grow habits to 10001" })
+        func habits(_ bytes: [UInt8]) -> Int? {
+            guard case .array(let habits)? = parser.parse(bytes).value?.value(at: [3]) else { return nil }
+            return habits.count
+        }
+        #expect(habits(grown.bytes) == 10_001)
+        let candidates = mutator.shrinkCandidates(of: grown.bytes)
+        #expect(candidates.count <= 4)
+        #expect(candidates.compactMap(habits).contains(5_000))
+        // Still over 100 habits: halving reaches 156 (10,001 / 2^6) within 20 tries (one
+        // element at a time would take thousands); the byte-level passes that follow break the
+        // checksum and find nothing.
+        let result = Minimizer(maxTests: 20).minimize(grown.bytes, structure: { mutator.shrinkCandidates(of: $0) }) { bytes in
+            (habits(bytes) ?? 0) > 100
+        }
+        let left = try #require(habits(result.bytes))
+        #expect(left > 100 && left < 400, "\(left) habits left")
     }
 
     @Test("random structure-aware mutations are deterministic and mostly invalid")
