@@ -154,9 +154,8 @@ struct SchemaBehaviourTests {
         // Still over 100 habits: halving reaches 156 (10,001 / 2^6) within 20 tries (one
         // element at a time would take thousands); the byte-level passes that follow break the
         // checksum and find nothing.
-        let result = Minimizer(maxTests: 20).minimize(grown.bytes, structure: { mutator.shrinkCandidates(of: $0) }) { bytes in
-            (habits(bytes) ?? 0) > 100
-        }
+        let result = Minimizer(maxTests: 20).minimize(
+            grown.bytes, structure: { mutator.shrinkCandidates(of: $0) }, while: { bytes in (habits(bytes) ?? 0) > 100 })
         let left = try #require(habits(result.bytes))
         #expect(left > 100 && left < 400, "\(left) habits left")
     }
