@@ -47,7 +47,9 @@ public struct SchemaMutator: StructureAwareMutator {
 
     /// Every systematic corruption of one file: each count and length set to 0, -1, max, ±1 and
     /// past the end; each checksum made wrong; the version made future, 0, negative and
-    /// missing; each field boundary a truncation; each string given invalid UTF-8.
+    /// missing; each field boundary a truncation; each string given invalid UTF-8. And each
+    /// sized field and counted array at the limits of its size (``sizeLimits(at:)``), where
+    /// the largest valid size makes a valid file: the edge a loader must still accept.
     public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [Mutation] {
         guard let value = parser.parse(bytes).value else { return [] }
         let encoded = encoder.encode(value)
@@ -71,9 +73,9 @@ public struct SchemaMutator: StructureAwareMutator {
         // Each string and byte field at the limits of its size, each array at the limits of
         // its count, re-encoded consistently; once per field of the schema (the first habit's
         // name stands for every habit's).
-        var tried: Set<String> = []
-        func firstOfField(_ path: String) -> Bool { tried.insert(String(path.filter { !$0.isNumber })).inserted }
-        for span in encoded.spans where firstOfField(span.path) {
+        func firstOfField(_ path: String, in tried: inout Set<String>) -> Bool { tried.insert(String(path.filter { !$0.isNumber })).inserted }
+        var triedFields: Set<String> = []
+        for span in encoded.spans where firstOfField(span.path, in: &triedFields) {
             guard case .bytes? = encoded.value.value(at: span.location) else { continue }
             for length in sizeLimits(at: span.location) where length <= Self.maxCatalogueLength {
                 let value = encoded.value.setting(.bytes(Array(repeating: UInt8(ascii: "A"), count: length)), at: span.location)
@@ -82,9 +84,10 @@ public struct SchemaMutator: StructureAwareMutator {
         }
         var arrays: [[Int]] = []
         Prepared.collectArrays(value, location: [], into: &arrays)
+        var triedArrays: Set<String> = []
         for location in arrays {
             let path = encoded.spans.first { $0.location == location }?.path ?? "array"
-            guard firstOfField("array " + path) else { continue }
+            guard firstOfField(path, in: &triedArrays) else { continue }
             for count in sizeLimits(at: location) {
                 if let grown = grow(location, to: count, encoded) { add(Mutation(bytes: grown, name: "grow \(path) to \(count)", expectation: nil)) }
             }
@@ -476,10 +479,10 @@ public struct SchemaMutator: StructureAwareMutator {
 
     // MARK: - Sizes
 
-    /// The longest field a catalogue entry makes.
+    /// The longest field, or grown array, a catalogue entry makes.
     static let maxCatalogueLength = 1 << 20
-    /// The most elements a catalogue entry grows an array to: encoding each element costs
-    /// about a microsecond, and the catalogue is built before a check's first input.
+    /// The most elements a catalogue entry grows an array to: each entry is loaded and
+    /// validated early in every campaign, a check's first hundred inputs among them.
     static let maxCatalogueElements = 16_384
 
     /// The lengths (of a string or byte field) or element counts (of an array) at the edges of
@@ -490,7 +493,16 @@ public struct SchemaMutator: StructureAwareMutator {
     /// sibling integer. A loader's off-by-one is at exactly these lengths; random lengths
     /// rarely land on them.
     func sizeLimits(at location: [Int]) -> [Int] {
-        guard let (definition, field) = definitionAndField(at: location) else { return [] }
+        guard let (_, sizer) = sizer(at: location), case .integer(let width, let signed, _) = sizer.type, width <= 8 else { return [] }
+        let widthMax = width >= 8 ? Int128(Int.max) : (Int128(1) << (8 * width - (signed ? 1 : 0))) - 1
+        if let max = sizer.valid?.max, max >= 0, max < widthMax, max < 1 << 30 { return [Int(max), Int(max) + 1] }
+        return width <= 2 ? [Int(widthMax), Int(widthMax) + 1] : []
+    }
+
+    /// The sibling field that sizes (`size: name_len`) or counts (`repeat-expr: num_habits`)
+    /// the field at `location`, and its index in their record; nil for any other size.
+    private func sizer(at location: [Int]) -> (index: Int, field: Field)? {
+        guard let (definition, field) = definitionAndField(at: location) else { return nil }
         let expression: Expression?
         switch field.repetition {
         case .count(let count)?: expression = count
@@ -498,20 +510,17 @@ public struct SchemaMutator: StructureAwareMutator {
         default: expression = nil
         }
         guard case .reference(let name)? = expression, name.count == 1,
-            let sizer = definition.seq.first(where: { $0.id == name[0] }),
-            case .integer(let width, let signed, _) = sizer.type, width <= 8
-        else { return [] }
-        let widthMax = width >= 8 ? Int128(Int.max) : (Int128(1) << (8 * width - (signed ? 1 : 0))) - 1
-        if let max = sizer.valid?.max, max >= 0, max < widthMax, max < 1 << 30 { return [Int(max), Int(max) + 1] }
-        return width <= 2 ? [Int(widthMax), Int(widthMax) + 1] : []
+            let index = definition.seq.firstIndex(where: { $0.id == name[0] })
+        else { return nil }
+        return (index, definition.seq[index])
     }
 
     /// How long havoc makes a "long" string or byte field: seven times in sixteen a limit of
     /// its size of at most 4 KiB (``sizeLimits(at:)``), half the time 257 bytes to 4 KiB,
     /// and once in sixteen a limit from 4 KiB to 70 KB (a `u2`'s 65,535 and 65,536) or any
-    /// length in that range, for loaders that slow down or blow up on large fields. (Drawn from 300 bytes to 70 KB every time, long fields made
-    /// most of the bytes a campaign ran, and no draw hit a limit exactly.) The catalogue tries
-    /// every limit of every seed once.
+    /// length in that range, for loaders that slow down or blow up on large fields. (Drawn
+    /// from 300 bytes to 70 KB every time, long fields made most of the bytes a campaign ran,
+    /// and no draw hit a limit exactly.) The catalogue tries every limit once per field.
     private func longLength(_ span: FieldSpan, rng: inout FuzzRNG) -> Int {
         let limits = sizeLimits(at: span.location)
         let small = limits.filter { $0 <= 4_096 }
@@ -525,8 +534,8 @@ public struct SchemaMutator: StructureAwareMutator {
 
     /// How many copies of an element a large duplication inserts: three times in eight enough
     /// to bring the count to a limit within 1,100 elements (``sizeLimits(at:)``), once in
-    /// sixteen 100 to 1,100, otherwise 2 to 99. The catalogue tries every limit of every seed
-    /// once, however many elements it takes.
+    /// sixteen 100 to 1,100, otherwise 2 to 99. The catalogue tries every limit once per field,
+    /// up to 16,384 elements.
     private func manyCopies(_ location: [Int], count: Int, rng: inout FuzzRNG) -> Int {
         let reachable = sizeLimits(at: location).map { $0 - count }.filter { $0 >= 1 && $0 <= 1_100 }
         switch rng.below(16) {
@@ -545,9 +554,7 @@ public struct SchemaMutator: StructureAwareMutator {
     private func grow(_ location: [Int], to count: Int, _ encoded: SchemaEncoder.Output) -> [UInt8]? {
         guard case .array(let elements)? = encoded.value.value(at: location), !elements.isEmpty, count > elements.count,
             count <= Self.maxCatalogueElements,
-            let (definition, field) = definitionAndField(at: location),
-            case .count(.reference(let name))? = field.repetition, name.count == 1,
-            let sizer = definition.seq.firstIndex(where: { $0.id == name[0] }),
+            let (sizer, _) = sizer(at: location),
             let countSpan = encoded.spans.first(where: { $0.location == location.dropLast() + [sizer] }),
             let element = encoded.spans.first(where: { $0.location == location + [0] }),
             countSpan.end <= element.start, element.end > element.start,
