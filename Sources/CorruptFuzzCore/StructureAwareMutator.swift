@@ -25,6 +25,11 @@ public protocol StructureAwareMutator: Sendable {
     var usesOutsideTraps: Bool { get }
     /// One random corruption of `bytes`, or nil when they are not structured enough to parse.
     func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation?
+    /// Whether `mutate` can mutate `bytes` at all: false when they do not parse, so it would
+    /// always give nil. A campaign asks once for each input it keeps to mutate, and draws no
+    /// structure-aware mutation of one that cannot be (most corrupt inputs do not parse).
+    /// Without an answer of its own, a mutator is asked every time.
+    func canMutate(_ bytes: [UInt8]) -> Bool
     /// A new valid file.
     func generate(using rng: inout FuzzRNG) -> [UInt8]
     /// Structurally smaller variants of `bytes`, smallest-first where it can tell (an array
@@ -35,6 +40,7 @@ public protocol StructureAwareMutator: Sendable {
 
 extension StructureAwareMutator {
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { [] }
+    public func canMutate(_ bytes: [UInt8]) -> Bool { true }
     /// The catalogue without traps or size cap.
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { catalogue(of: bytes, context: CatalogueContext()) }
     public var usesOutsideTraps: Bool { false }

@@ -52,11 +52,14 @@ public struct Violation: Error, Sendable, Hashable, Codable, CustomStringConvert
     private enum Text: Sendable {
         case written(message: String, path: String)
         case deferred(@Sendable () -> (message: String, path: String))
+        /// To be written by finding the violation again in the input it was found in.
+        case foundIn([UInt8], by: any ViolationWriter)
 
         var both: (message: String, path: String) {
             switch self {
             case .written(let message, let path): (message, path)
             case .deferred(let write): write()
+            case .foundIn(let bytes, let writer): writer.write(bytes)
             }
         }
 
@@ -79,6 +82,15 @@ public struct Violation: Error, Sendable, Hashable, Codable, CustomStringConvert
     public init(_ reason: Reason?, site: Int?, write: @escaping @Sendable () -> (message: String, path: String)) {
         self.reason = reason
         self.text = .deferred(write)
+        self.site = site
+    }
+
+    /// A violation whose message and path are written by `writer`, from the input it was found
+    /// in, when they are read. It allocates nothing: the validator's pass that finds it needs
+    /// to write neither (see ``ViolationWriter``).
+    package init(_ reason: Reason?, site: Int?, foundIn bytes: [UInt8], by writer: any ViolationWriter) {
+        self.reason = reason
+        self.text = .foundIn(bytes, by: writer)
         self.site = site
     }
 
@@ -128,6 +140,14 @@ public struct Violation: Error, Sendable, Hashable, Codable, CustomStringConvert
         guard let bytes else { return .notFound }
         return bytes.isEmpty ? .empty : nil
     }
+}
+
+/// Writes the message and path of the violation a validator finds first in an input, by
+/// finding it again: a validator asked about every input of a campaign finds a violation in
+/// most of them, and the campaign reads the text of the few that become findings. It must
+/// write the same text every time for the same bytes.
+package protocol ViolationWriter: AnyObject, Sendable {
+    func write(_ bytes: [UInt8]) -> (message: String, path: String)
 }
 
 /// A validator's judgement of one input.

@@ -32,6 +32,9 @@ public struct InputSchedule: Sendable {
     private let structured: StructuredBox?
     /// The length of each pool input, for drawing parents without copying the inputs.
     private var poolLengths: [Int]
+    /// Whether the structure-aware mutator can mutate each pool input
+    /// (``StructureAwareMutator/canMutate(_:)``), asked once when it joins the pool.
+    private var poolStructured: [Bool]
     /// Buffers of the last input run, for the next (``recycle(_:)``).
     private var spareBytes: [UInt8] = []
     private var spareSteps: [MutationStep] = []
@@ -73,6 +76,7 @@ public struct InputSchedule: Sendable {
         rng = FuzzRNG(seed: configuration.shard?.seed(configuration.seed) ?? configuration.seed)
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
         poolLengths = seeds.map(\.bytes.count)
+        poolStructured = seeds.map { mutator?.canMutate($0.bytes) ?? false }
         var front: [TestInput] = regressions
         if includeMissingFile {
             front.append(TestInput(bytes: nil, mutations: ["missing-file"], seedName: "(none)", expectation: .notFound))
@@ -157,6 +161,7 @@ public struct InputSchedule: Sendable {
             guard poolBytes + bytes.count <= Self.maxPoolBytes else { return }
             pool.append(input)
             poolLengths.append(bytes.count)
+            poolStructured.append(structured?.mutator.canMutate(bytes) ?? false)
         } else {
             let index = seeds.count + rng.below(maxPool - seeds.count)
             let replaced = pool[index].bytes?.count ?? 0
@@ -164,6 +169,7 @@ public struct InputSchedule: Sendable {
             poolBytes -= replaced
             pool[index] = input
             poolLengths[index] = bytes.count
+            poolStructured[index] = structured?.mutator.canMutate(bytes) ?? false
         }
         poolBytes += bytes.count
     }
@@ -209,7 +215,7 @@ public struct InputSchedule: Sendable {
     private mutating func havoc() -> TestInput {
         if let structured, rng.oneIn(2) {
             let parent = drawParent()
-            if let bytes = pool[parent].bytes, let mutation = structured.mutator.mutate(bytes, using: &rng),
+            if poolStructured[parent], let bytes = pool[parent].bytes, let mutation = structured.mutator.mutate(bytes, using: &rng),
                 mutation.bytes.count <= 4 * configuration.maxInputLength
             {
                 return TestInput(

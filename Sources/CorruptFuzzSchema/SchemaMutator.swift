@@ -45,6 +45,11 @@ public struct SchemaMutator: StructureAwareMutator {
         return nil
     }
 
+    /// Whether `bytes` parse (the parse is kept for ``mutate(_:using:)``).
+    public func canMutate(_ bytes: [UInt8]) -> Bool {
+        parsedFiles.prepared(bytes, parser: parser, encoder: encoder) != nil
+    }
+
     /// Every systematic corruption of one file: each count and length set to 0, -1, max, ±1 and
     /// past the end; each checksum made wrong; the version made future, 0, negative and
     /// missing; each field boundary a truncation; each string given invalid UTF-8. And each

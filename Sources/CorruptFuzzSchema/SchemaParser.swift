@@ -57,6 +57,7 @@ public struct SchemaParser: Sendable {
             return scratch.firstViolation(bytes)
         }
         var state = ParseState(bytes: bytes, plan: plan, buildsValue: false)
+        state.writer = scratch.writer
         return state.firstViolation()
     }
 }
@@ -68,10 +69,30 @@ private final class ParseScratch: @unchecked Sendable {
     let lock = NSLock()
     private var state: ParseState
 
-    init(plan: SchemaPlan) { state = ParseState(bytes: [], plan: plan, buildsValue: false) }
+    let writer: FirstViolationWriter
+
+    init(plan: SchemaPlan) {
+        writer = FirstViolationWriter(plan: plan)
+        state = ParseState(bytes: [], plan: plan, buildsValue: false)
+        state.writer = writer
+    }
 
     func firstViolation(_ bytes: [UInt8]) -> Violation? {
         state.firstViolation(of: bytes)
+    }
+}
+
+/// Writes the message and path of a first-violation pass's violation, by running the pass
+/// again over the same bytes with the text written.
+private final class FirstViolationWriter: ViolationWriter {
+    let plan: SchemaPlan
+
+    init(plan: SchemaPlan) { self.plan = plan }
+
+    func write(_ bytes: [UInt8]) -> (message: String, path: String) {
+        var state = ParseState(bytes: bytes, plan: plan, buildsValue: false)
+        guard let violation = state.firstViolation() else { return ("", "") }
+        return (violation.message, violation.path)
     }
 }
 
@@ -82,6 +103,9 @@ private struct ParseState {
     private(set) var bytes: [UInt8]
     let plan: SchemaPlan
     let buildsValue: Bool
+    /// Writes the text of the violations this pass finds, when it is read; nil: the pass
+    /// writes it (a parse, or the writer's own pass).
+    var writer: FirstViolationWriter?
     var violations: [Violation] = []
     var scopes = ScopeStack()
     var path = FieldPath()
@@ -125,17 +149,16 @@ private struct ParseState {
     /// (``SchemaValue`` is indirect: any other case would allocate its box).
     typealias Read = (value: SchemaValue, seen: ScopeValue)
 
-    /// The violation of the rule checked at `line` (its site: that line at this field). Its
-    /// message and path are written when read (most are never read: ``Violation/init(_:site:write:)``).
-    func fail(_ message: @autoclosure @escaping @Sendable () -> String, reason: Reason = .corrupt, line: UInt = #line) -> Violation {
-        // The path is written now: holding on to its parts would keep the parse's array of
-        // them from being reused.
-        let rendered = path.rendered
-        return Violation(reason, site: path.site(line)) { (message(), rendered) }
+    /// The violation of the rule checked at `line` (its site: that line at this field). With a
+    /// ``writer``, its message and path are written only when read, by the writer's pass over
+    /// the same bytes (most are never read), and making it allocates nothing.
+    func fail(_ message: @autoclosure () -> String, reason: Reason = .corrupt, line: UInt = #line) -> Violation {
+        if let writer { return Violation(reason, site: path.site(line), foundIn: bytes, by: writer) }
+        return Violation(reason, message(), at: path.rendered, site: path.site(line))
     }
 
     /// Records a broken rule, or in the first-violation pass, ends the parse with it.
-    mutating func report(_ message: @autoclosure @escaping @Sendable () -> String, line: UInt = #line) throws(Violation) {
+    mutating func report(_ message: @autoclosure () -> String, line: UInt = #line) throws(Violation) {
         let violation = fail(message(), line: line)
         if !buildsValue { throw violation }
         violations.append(violation)

@@ -12,7 +12,7 @@ struct Rerun: Sendable {
 func runCheck<Value>(
     id: String, format: (any FuzzFormat)?, seeds: [Data], options: CorruptFuzzOptions, filePath: String,
     rerun: Rerun?, replayHint: String,
-    load: @escaping @Sendable (Data) throws -> Value, validate: (@Sendable (Value) -> String?)?
+    load: @escaping @Sendable ([UInt8]) throws -> Value, validate: (@Sendable (Value) -> String?)?
 ) -> (CorruptFuzzReport, warnings: [String]) {
     // With outside traps (a canary file), an accepted value's description is the digest the
     // oracle searches for the canary.

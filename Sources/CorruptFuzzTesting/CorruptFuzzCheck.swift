@@ -79,6 +79,11 @@ public struct CorruptFuzzReport: Sendable {
     public var kinds: Set<FindingKind> { Set(findings.map(\.kind)) }
 }
 
+/// A loader of `Data` as the checks run it: on the input's bytes, copied into a `Data`.
+func dataLoader<Value>(_ load: @escaping @Sendable (Data) throws -> Value) -> @Sendable ([UInt8]) throws -> Value {
+    { try load(Data($0)) }
+}
+
 /// Why a loader rejected data, as a reason word: an error's `reason` property if it has one
 /// (`HabitLoadError(reason: "corrupt", …)`; a ``Reason``, a String or a String-backed enum),
 /// `empty`/`not-found`/`corrupt` for Foundation's file and decoding errors
@@ -89,12 +94,13 @@ func reasonWord(for error: any Error) -> Reason {
 }
 
 /// Runs a loader on one input in-process and says what it did. With `digest`, an accepted
-/// value's description (its first 4 KiB) is the digest, where a leaked canary shows up.
+/// value's description (its first 4 KiB) is the digest, where a leaked canary shows up. A
+/// loader of `Data` comes wrapped (``dataLoader(_:)``).
 func runLoader<Value>(
-    _ load: (Data) throws -> Value, validate: ((Value) -> String?)?, bytes: [UInt8], digest: Bool = false
+    _ load: ([UInt8]) throws -> Value, validate: ((Value) -> String?)?, bytes: [UInt8], digest: Bool = false
 ) -> Outcome {
     do {
-        let value = try load(Data(bytes))
+        let value = try load(bytes)
         if let message = validate?(value), !message.isEmpty { return .acceptedInvalid(message: message) }
         return .accepted(digest: digest ? String(String(describing: value).prefix(4096)) : "")
     } catch {

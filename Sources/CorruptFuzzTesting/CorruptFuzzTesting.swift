@@ -23,10 +23,7 @@ public func verifyLoaderSurvivesCorruption<Value>(
     filePath: StaticString = #filePath,
     load: @escaping @Sendable (Data) throws -> Value, validate: (@Sendable (Value) -> String?)? = nil
 ) -> CorruptFuzzReport {
-    let (report, _) = runCheck(
-        id: id, format: format, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: validate)
-    return report
+    verifyLoaderSurvivesCorruption(id, format: format, seeds: seeds, options: options, filePath: filePath, load: dataLoader(load), validate: validate)
 }
 
 /// Hammers an in-process loader with valid and corrupt files of a format and fails the
@@ -49,11 +46,9 @@ public func assertLoaderSurvivesCorruption<Value>(
     filePath: StaticString = #filePath, sourceLocation: SourceLocation = #_sourceLocation,
     load: @escaping @Sendable (Data) throws -> Value, validate: (@Sendable (Value) -> String?)? = nil
 ) -> CorruptFuzzReport {
-    let (report, warnings) = runCheck(
-        id: id, format: format, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: validate)
-    recordIssues(id, report, warnings, sourceLocation)
-    return report
+    assertLoaderSurvivesCorruption(
+        id, format: format, seeds: seeds, options: options, filePath: filePath, sourceLocation: sourceLocation, load: dataLoader(load),
+        validate: validate)
 }
 
 /// Hammers an in-process loader with byte-level corruptions of `seeds` and returns the crashes,
@@ -71,10 +66,7 @@ public func verifyLoaderSurvivesCorruption<Value>(
     _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,
     load: @escaping @Sendable (Data) throws -> Value
 ) -> CorruptFuzzReport {
-    let (report, _) = runCheck(
-        id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil)
-    return report
+    verifyLoaderSurvivesCorruption(id, seeds: seeds, options: options, filePath: filePath, load: dataLoader(load))
 }
 
 /// Hammers an in-process loader with byte-level corruptions of `seeds` and fails the current
@@ -85,15 +77,11 @@ public func assertLoaderSurvivesCorruption<Value>(
     _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,
     sourceLocation: SourceLocation = #_sourceLocation, load: @escaping @Sendable (Data) throws -> Value
 ) -> CorruptFuzzReport {
-    let (report, warnings) = runCheck(
-        id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil)
-    recordIssues(id, report, warnings, sourceLocation)
-    return report
+    assertLoaderSurvivesCorruption(id, seeds: seeds, options: options, filePath: filePath, sourceLocation: sourceLocation, load: dataLoader(load))
 }
 
 /// One Swift Testing issue per finding, the warnings printed.
-private func recordIssues(_ id: String, _ report: CorruptFuzzReport, _ warnings: [String], _ sourceLocation: SourceLocation) {
+func recordIssues(_ id: String, _ report: CorruptFuzzReport, _ warnings: [String], _ sourceLocation: SourceLocation) {
     for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
     for finding in report.findings {
         Issue.record(Comment(rawValue: "corrupt-fuzz \(id): \(finding)"), sourceLocation: sourceLocation)
@@ -130,11 +118,8 @@ extension XCTestCase {
         file: StaticString = #filePath, line: UInt = #line,
         load: @escaping @Sendable (Data) throws -> Value, validate: (@Sendable (Value) -> String?)? = nil
     ) -> CorruptFuzzReport {
-        let (report, warnings) = runCheck(
-            id: id, format: format, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
-            replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: validate)
-        failTest(id, report, warnings, file: file, line: line)
-        return report
+        assertLoaderSurvivesCorruption(
+            id, format: format, seeds: seeds, options: options, file: file, line: line, load: dataLoader(load), validate: validate)
     }
 
     /// Hammers an in-process loader with byte-level corruptions of `seeds` and fails this XCTest
@@ -144,15 +129,11 @@ extension XCTestCase {
         _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), file: StaticString = #filePath, line: UInt = #line,
         load: @escaping @Sendable (Data) throws -> Value
     ) -> CorruptFuzzReport {
-        let (report, warnings) = runCheck(
-            id: id, format: nil, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
-            replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: nil)
-        failTest(id, report, warnings, file: file, line: line)
-        return report
+        assertLoaderSurvivesCorruption(id, seeds: seeds, options: options, file: file, line: line, load: dataLoader(load))
     }
 
     /// One XCTest failure per finding, the warnings printed.
-    private func failTest(_ id: String, _ report: CorruptFuzzReport, _ warnings: [String], file: StaticString, line: UInt) {
+    func failTest(_ id: String, _ report: CorruptFuzzReport, _ warnings: [String], file: StaticString, line: UInt) {
         for warning in warnings { print("corrupt-fuzz: \(id): \(warning)") }
         for finding in report.findings {
             XCTFail("corrupt-fuzz \(id): \(finding)", file: file, line: line)

@@ -12,7 +12,7 @@ enum WorkerMode {
 
     /// Serves inputs forever (until stdin closes), then exits the process: the worker loop of
     /// ``CorruptFuzzWorker``, around the check's loader.
-    static func serve<Value>(_ load: (Data) throws -> Value, validate: ((Value) -> String?)?, digest: Bool) -> Never {
+    static func serve<Value>(_ load: ([UInt8]) throws -> Value, validate: ((Value) -> String?)?, digest: Bool) -> Never {
         CorruptFuzzWorker.serveInputs(resultDescriptor: 3) { path in
             guard let data = FileManager.default.contents(atPath: path) else {
                 return .rejected(reason: Reason.notFound.rawValue, message: Violation.notFound.message)
