@@ -12,7 +12,11 @@
 # 2. corrupt-fuzz, crashes only: a CorruptFuzzTesting check without a format (byte mutations,
 #    crashes, hangs, memory and the reasons every loader owes): the same job as 1.
 # 3. corrupt-fuzz, full check: with the habit schema, its reference validator on every input
-#    and structure-aware mutations on half of them, as a user's test runs it.
+#    and structure-aware mutations on half of them, as a user's test runs it. The loader reads
+#    [UInt8], so the check hands it the input's bytes (the [UInt8] overload), as harness 1
+#    hands it an array of libFuzzer's input.
+# 3b. The same full check through a Data closure that calls [UInt8](data) (the bytes copied
+#    into a Data and back), for loaders written that way.
 # 4. libFuzzer, full check: the same check through the libFuzzer bridge (Fuzz/Sources/
 #    HabitLoaderHardenedFuzzer: the same schema's validator as oracle, its structure-aware
 #    mutations as LLVMFuzzerCustomMutator): the same job as 3.
@@ -50,17 +54,19 @@ rate_corrupt() {
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-: >"$work/loader_only" >"$work/crashes" >"$work/check" >"$work/bridge"
+: >"$work/loader_only" >"$work/crashes" >"$work/check" >"$work/check_data" >"$work/bridge"
 for round in $(seq 1 "$rounds"); do
     rate_libfuzzer "$work/habit-libfuzzer" >>"$work/loader_only"
     rate_corrupt crashes >>"$work/crashes"
     rate_corrupt check >>"$work/check"
+    rate_corrupt check-data >>"$work/check_data"
     rate_libfuzzer "$PWD/Fuzz/.build/release/HabitLoaderHardenedFuzzer" >>"$work/bridge"
 done
-for name in loader_only crashes check bridge; do echo "$name: $(tr '\n' ' ' <"$work/$name")" >&2; done
+for name in loader_only crashes check check_data bridge; do echo "$name: $(tr '\n' ' ' <"$work/$name")" >&2; done
 loader_only=$(median <"$work/loader_only")
 crashes=$(median <"$work/crashes")
 check=$(median <"$work/check")
+check_data=$(median <"$work/check_data")
 bridge=$(median <"$work/bridge")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / (b > 0 ? b : 1) }'; }
@@ -68,5 +74,6 @@ printf '%-66s %10s %8s\n' "hardened habit loader, ${seconds}s each, median of ${
 printf '%-66s %10s\n' "libFuzzer, loader only" "$loader_only"
 printf '%-66s %10s %8s\n' "corrupt-fuzz in-process, crashes only (vs libFuzzer, loader only)" "$crashes" "$(ratio "$crashes" "$loader_only")"
 printf '%-66s %10s %8s\n' "corrupt-fuzz in-process, full check (vs libFuzzer, loader only)" "$check" "$(ratio "$check" "$loader_only")"
+printf '%-66s %10s %8s\n' "  the same through a Data closure, [UInt8](data)" "$check_data" "$(ratio "$check_data" "$loader_only")"
 printf '%-66s %10s %8s\n' "libFuzzer, full check through the bridge" "$bridge" ""
 printf '%-66s %10s %8s\n' "corrupt-fuzz full check vs libFuzzer full check" "" "$(ratio "$check" "$bridge")"

@@ -16,6 +16,16 @@ public struct SchemaEncoder: Sendable {
         public var spans: [FieldSpan]
         /// The value as written, derived fields recomputed.
         public var value: SchemaValue
+        /// The checksums, in the order they were computed.
+        var checksums: [ChecksumPatch] = []
+
+        /// `bytes` (this encoding with some bytes changed in place, nothing moved) with its
+        /// checksums computed again, as encoding the changed value would.
+        func rechecksummed(_ bytes: [UInt8]) -> [UInt8] {
+            var out = bytes
+            for patch in checksums { _ = patch.apply(to: &out) }
+            return out
+        }
     }
 
     /// Encodes `value`, which must be a record of the schema's root type.
@@ -30,24 +40,32 @@ public struct SchemaEncoder: Sendable {
         var state = EncodeState(plan: plan, recordsSpans: recordsSpans)
         state.writeRecord(&fixed, type: plan.root)
         // Checksums last, in file order, so one may cover another.
-        for patch in state.checksums.sorted(by: { $0.at < $1.at }) {
-            let sum = Int128(Checksum.compute(patch.algorithm, state.out[patch.from..<patch.at]))
-            var encoded: [UInt8] = []
-            IntegerCodec.encode(sum, width: patch.width, bigEndian: patch.bigEndian, into: &encoded)
-            state.out.replaceSubrange(patch.at..<(patch.at + patch.width), with: encoded)
+        let checksums = state.checksums.sorted(by: { $0.at < $1.at })
+        for patch in checksums {
+            let sum = patch.apply(to: &state.out)
             if recordsSpans { fixed.set(.integer(sum), at: patch.location) }
         }
-        return Output(bytes: state.out, spans: state.spans, value: recordsSpans ? .record(fixed) : value)
+        return Output(bytes: state.out, spans: state.spans, value: recordsSpans ? .record(fixed) : value, checksums: recordsSpans ? checksums : [])
     }
 }
 
-private struct ChecksumPatch {
+/// A checksum field of an encoding: where it is and where what it covers starts.
+struct ChecksumPatch: Sendable {
     var at: Int
     var width: Int
     var bigEndian: Bool
     var from: Int
     var algorithm: ChecksumRule.Algorithm
     var location: [Int]
+
+    /// Computes the checksum over `out[from..<at]` and writes it at `at`; returns it.
+    func apply(to out: inout [UInt8]) -> Int128 {
+        let sum = Int128(Checksum.compute(algorithm, out[from..<at]))
+        var encoded: [UInt8] = []
+        IntegerCodec.encode(sum, width: width, bigEndian: bigEndian, into: &encoded)
+        out.replaceSubrange(at..<(at + width), with: encoded)
+        return sum
+    }
 }
 
 /// One encoding, written into one buffer. With `recordsSpans` it notes where each field

@@ -17,12 +17,44 @@ public struct SchemaMutator: StructureAwareMutator {
     /// The campaign mutates the same few hundred files over and over: each is parsed and
     /// encoded (for its field spans) once.
     private let parsedFiles = ParsedFiles()
+    /// Every name an expression of the schema reads (`num_habits`, `len` of `_parent.len`): an
+    /// integer field of another name changes no other byte of the file when it changes.
+    private let referencedNames: Set<String>
 
     public init(schema: BinarySchema, limits: SchemaGenerator.Limits = .init()) {
         self.schema = schema
         parser = SchemaParser(schema: schema)
         encoder = SchemaEncoder(schema: schema)
         generator = SchemaGenerator(schema: schema, limits: limits)
+        referencedNames = Self.referencedNames(in: schema)
+    }
+
+    private static func referencedNames(in schema: BinarySchema) -> Set<String> {
+        var names: Set<String> = []
+        func add(_ expression: Expression?) {
+            switch expression {
+            case .reference(let path)?: names.formUnion(path)
+            case .unary(_, let e)?: add(e)
+            case .binary(_, let a, let b)?:
+                add(a)
+                add(b)
+            case .literal?, nil: break
+            }
+        }
+        for definition in [schema.root] + Array(schema.types.values) {
+            for field in definition.seq + definition.instances {
+                add(field.size)
+                add(field.condition)
+                add(field.position)
+                add(field.valid?.expression)
+                switch field.repetition {
+                case .count(let e)?, .until(let e)?: add(e)
+                default: break
+                }
+                if case .switchOn(let selector, _, _) = field.type { add(selector) }
+            }
+        }
+        return names
     }
 
     public typealias Mutation = StructuredMutation
@@ -30,14 +62,14 @@ public struct SchemaMutator: StructureAwareMutator {
     /// One random structure-aware mutation of `bytes`, or nil when they do not parse (then
     /// byte-level mutations are the way to go).
     public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> Mutation? {
-        guard let prepared = parsedFiles.prepared(bytes, parser: parser, encoder: encoder) else { return nil }
+        guard let prepared = prepared(bytes) else { return nil }
         let encoded = prepared.output
         for _ in 0..<8 {
             let candidates = rng.below(10)
             let mutation: Mutation?
             switch candidates {
             case 0...3: mutation = consistent(prepared, rng: &rng)
-            case 4...6: mutation = lie(encoded, rng: &rng)
+            case 4...6: mutation = lie(prepared, rng: &rng)
             default: mutation = raw(encoded, rng: &rng)
             }
             if let mutation, mutation.bytes != bytes { return mutation }
@@ -46,8 +78,35 @@ public struct SchemaMutator: StructureAwareMutator {
     }
 
     /// Whether `bytes` parse (the parse is kept for ``mutate(_:using:)``).
-    public func canMutate(_ bytes: [UInt8]) -> Bool {
-        parsedFiles.prepared(bytes, parser: parser, encoder: encoder) != nil
+    public func canMutate(_ bytes: [UInt8]) -> Bool { prepared(bytes) != nil }
+
+    /// `bytes` parsed and encoded, with what every mutation of them would otherwise work out
+    /// again; nil when they do not parse.
+    private func prepared(_ bytes: [UInt8]) -> Prepared? {
+        // Looked up, then made here: a closure that made it would copy the mutator each call.
+        let key = ByteKey(bytes)
+        if let known = parsedFiles.lookUp(key) { return known }
+        let made = parser.parse(bytes).value.map { value in
+            let output = encoder.encode(value)
+            var prepared = Prepared(output, fixedLies: output.spans.map(fixedLies), checksums: checksumPlan(output))
+            prepared.inPlace = prepared.leaves.map { span in
+                guard let width = span.integerWidth, span.end - span.start == width, let field = field(at: span) else { return false }
+                return !referencedNames.contains(field.id)
+            }
+            return prepared
+        }
+        parsedFiles.store(made, for: key)
+        return made
+    }
+
+    /// The lies of a span that draw nothing at random, in the order ``lie(_:rng:)`` weighs
+    /// them: its versions and its wrong checksum, then its enum value out of range.
+    fileprivate func fixedLies(_ span: FieldSpan) -> (before: [Lie], enumLie: Lie?) {
+        var before: [Lie] = []
+        if span.isVersion { before += lyingVersions(span) }
+        if span.isChecksum, let lie = wrongChecksum(span) { before.append(lie) }
+        let enumLie = span.isEnum ? overwrite(span, with: enumOutOfRange(span), name: .enumOutOfRange) : nil
+        return (before, enumLie)
     }
 
     /// Every systematic corruption of one file: each count and length set to 0, -1, max, ±1 and
@@ -65,7 +124,7 @@ public struct SchemaMutator: StructureAwareMutator {
         }
         func add(_ lie: Lie?) { add(lie.map { write($0, encoded) }) }
         for span in encoded.spans {
-            if span.isVersion { lyingVersions(span, encoded).forEach(add) }
+            if span.isVersion { lyingVersions(span).forEach(add) }
             if span.isChecksum { add(wrongChecksum(span)) }
             if span.isCount || span.isLength {
                 for label in SizeLie.allCases { add(lyingSize(span, encoded, label: label)) }
@@ -188,7 +247,8 @@ public struct SchemaMutator: StructureAwareMutator {
         let encoded = prepared.output
         let leaves = prepared.leaves
         guard !leaves.isEmpty else { return nil }
-        let span = leaves[rng.below(leaves.count)]
+        let leaf = rng.below(leaves.count)
+        let span = leaves[leaf]
         guard let current = encoded.value.value(at: span.location) else { return nil }
         var value = encoded.value
         let name: String
@@ -201,8 +261,20 @@ public struct SchemaMutator: StructureAwareMutator {
                 ("random", lo + Int128(rng.next() >> 1) % (hi - lo + 1)),
             ]
             let (label, replacement) = options[rng.below(options.count)]
-            value = value.setting(.integer(Swift.min(hi, Swift.max(lo, replacement))), at: span.location)
+            let set = Swift.min(hi, Swift.max(lo, replacement))
             name = "set \(span.path)=\(label)"
+            if prepared.inPlace[leaf] {
+                // Written in place, the checksums computed again: what encoding the changed
+                // value gives, for a field no expression reads, without encoding the file.
+                var bytes = encoded.bytes
+                var written: [UInt8] = []
+                IntegerCodec.encode(set, width: width, bigEndian: span.bigEndian, into: &written)
+                bytes.replaceSubrange(span.start..<span.end, with: written)
+                bytes = encoded.rechecksummed(bytes)
+                assert(bytes == encoder.bytes(value.setting(.integer(set), at: span.location)), "\(name) in place")
+                return Mutation(bytes: bytes, name: name, expectation: nil)
+            }
+            value = value.setting(.integer(set), at: span.location)
         case .bytes(let b) where span.isString || !b.isEmpty:
             let choices = ["empty", "long", "random"]
             let choice = choices[rng.below(choices.count)]
@@ -260,18 +332,18 @@ public struct SchemaMutator: StructureAwareMutator {
     /// One lie, chosen among every lie the file allows: each is decided first (which value,
     /// its name) and only the chosen one is written, since writing one copies the file and
     /// recomputes its checksums.
-    private func lie(_ encoded: SchemaEncoder.Output, rng: inout FuzzRNG) -> Mutation? {
+    private func lie(_ prepared: Prepared, rng: inout FuzzRNG) -> Mutation? {
+        let encoded = prepared.output
         var options: [Lie] = []
-        for span in encoded.spans {
-            if span.isVersion { options += lyingVersions(span, encoded) }
-            if span.isChecksum, let lie = wrongChecksum(span) { options.append(lie) }
+        options.reserveCapacity(prepared.maxLies)
+        for (index, span) in encoded.spans.enumerated() {
+            let fixed = prepared.fixedLies[index]
+            options += fixed.before
             if span.isCount || span.isLength {
                 let labels = SizeLie.allCases
                 if let lie = lyingSize(span, encoded, label: labels[rng.below(labels.count)]) { options.append(lie) }
             }
-            if span.isEnum, let lie = overwrite(span, with: enumOutOfRange(span), name: .enumOutOfRange) {
-                options.append(lie)
-            }
+            if let lie = fixed.enumLie { options.append(lie) }
             if span.isString, span.end > span.start {
                 options.append(invalidUTF8(span, at: span.start + rng.below(span.end - span.start)))
             }
@@ -281,7 +353,7 @@ public struct SchemaMutator: StructureAwareMutator {
             }
         }
         guard !options.isEmpty else { return nil }
-        return write(options[rng.below(options.count)], encoded)
+        return write(options[rng.below(options.count)], encoded, checksums: prepared.checksums)
     }
 
     /// What a lying count or length is set to: 0, -1 (the maximum when unsigned), the maximum,
@@ -307,7 +379,7 @@ public struct SchemaMutator: StructureAwareMutator {
     /// A lie decided but not yet written: what to change, its name and what a loader must do.
     /// A mutation weighs every lie of a file and writes one, so the name and the expectation
     /// are spelled out only for that one (``write(_:_:)``).
-    private struct Lie {
+    fileprivate struct Lie {
         enum Edit {
             /// The integer field at `span` set to `value`, other checksums made right again.
             case overwrite(FieldSpan, Int128)
@@ -361,7 +433,9 @@ public struct SchemaMutator: StructureAwareMutator {
         }
     }
 
-    private func write(_ lie: Lie, _ encoded: SchemaEncoder.Output) -> Mutation {
+    /// `lie` written into `encoded`, its other checksums made right again (by `checksums`, or
+    /// by ``checksumPlan(_:)`` of `encoded`).
+    private func write(_ lie: Lie, _ encoded: SchemaEncoder.Output, checksums: [ChecksumPlan]? = nil) -> Mutation {
         var bytes: [UInt8]
         switch lie.edit {
         case .overwrite(let span, let value):
@@ -369,7 +443,7 @@ public struct SchemaMutator: StructureAwareMutator {
             IntegerCodec.encode(value, width: span.end - span.start, bigEndian: span.bigEndian, into: &replacement)
             bytes = encoded.bytes
             bytes.replaceSubrange(span.start..<span.end, with: replacement)
-            bytes = fixChecksums(bytes, encoded, except: span)
+            if !span.isChecksum { bytes = patch(bytes, checksums ?? checksumPlan(encoded)) }
         case .truncate(let offset):
             bytes = Array(encoded.bytes.prefix(offset))
         case .flipChecksum(let span, let width):
@@ -382,7 +456,7 @@ public struct SchemaMutator: StructureAwareMutator {
         return Mutation(bytes: bytes, name: lie.rendered, expectation: lie.expectation)
     }
 
-    private func lyingVersions(_ span: FieldSpan, _ encoded: SchemaEncoder.Output) -> [Lie] {
+    private func lyingVersions(_ span: FieldSpan) -> [Lie] {
         guard let width = span.integerWidth, let rule = versionRule(at: span) else { return [] }
         let (_, hi) = bounds(width: width, signed: span.signed)
         var out: [Lie] = []
@@ -445,21 +519,34 @@ public struct SchemaMutator: StructureAwareMutator {
         return Lie(edit: .overwrite(span, value), span: span, name: name, expected: expected)
     }
 
-    /// Recomputes checksums after an in-place lie, so the lie reaches the check it tests rather
-    /// than failing at the checksum.
-    private func fixChecksums(_ bytes: [UInt8], _ encoded: SchemaEncoder.Output, except lied: FieldSpan) -> [UInt8] {
-        lied.isChecksum ? bytes : patchChecksumsByPosition(bytes, encoded)
+    /// A checksum of an encoding: where it is, and where what it covers starts.
+    fileprivate struct ChecksumPlan {
+        var start: Int
+        var end: Int
+        var width: Int
+        var bigEndian: Bool
+        var from: Int
+        var algorithm: ChecksumRule.Algorithm
     }
 
-    private func patchChecksumsByPosition(_ bytes: [UInt8], _ encoded: SchemaEncoder.Output) -> [UInt8] {
-        var out = bytes
-        for span in encoded.spans where span.isChecksum {
-            guard let width = span.integerWidth, let rule = checksumRule(at: span), span.end <= out.count else { continue }
+    /// The checksums of `encoded`, in file order, for ``patch(_:_:)``.
+    fileprivate func checksumPlan(_ encoded: SchemaEncoder.Output) -> [ChecksumPlan] {
+        encoded.spans.compactMap { span in
+            guard span.isChecksum, let width = span.integerWidth, let rule = checksumRule(at: span) else { return nil }
             let from = rule.from.flatMap { name in encoded.spans.first { $0.path == name || $0.path.hasSuffix(".\(name)") }?.start } ?? 0
-            let sum = Int128(Checksum.compute(rule.algorithm, out[from..<span.start]))
+            return ChecksumPlan(start: span.start, end: span.end, width: width, bigEndian: span.bigEndian, from: from, algorithm: rule.algorithm)
+        }
+    }
+
+    /// Recomputes the checksums of `plan` in `bytes` after an in-place lie, so the lie reaches
+    /// the check it tests rather than failing at the checksum.
+    private func patch(_ bytes: [UInt8], _ plan: [ChecksumPlan]) -> [UInt8] {
+        var out = bytes
+        for checksum in plan where checksum.end <= out.count {
+            let sum = Int128(Checksum.compute(checksum.algorithm, out[checksum.from..<checksum.start]))
             var replacement: [UInt8] = []
-            IntegerCodec.encode(sum, width: width, bigEndian: span.bigEndian, into: &replacement)
-            out.replaceSubrange(span.start..<span.end, with: replacement)
+            IntegerCodec.encode(sum, width: checksum.width, bigEndian: checksum.bigEndian, into: &replacement)
+            out.replaceSubrange(checksum.start..<checksum.end, with: replacement)
         }
         return out
     }
@@ -587,7 +674,7 @@ public struct SchemaMutator: StructureAwareMutator {
             }
             return span
         }
-        return patchChecksumsByPosition(bytes, moved)
+        return patch(bytes, checksumPlan(moved))
     }
 
     /// Whether a field on the way to `location` has a `size`, which copies inside it would break.
@@ -634,14 +721,29 @@ public struct SchemaMutator: StructureAwareMutator {
 /// mutation of it would otherwise look up again.
 struct Prepared: Sendable {
     var output: SchemaEncoder.Output
+    /// Each span's lies that draw nothing at random (``SchemaMutator/fixedLies(_:)``).
+    fileprivate var fixedLies: [(before: [SchemaMutator.Lie], enumLie: SchemaMutator.Lie?)]
+    fileprivate var checksums: [SchemaMutator.ChecksumPlan]
+    /// The most lies ``SchemaMutator/lie(_:rng:)`` can weigh for this file.
+    let maxLies: Int
     /// The spans a consistent mutation may set (not derived counts, lengths or checksums).
     var leaves: [FieldSpan]
+    /// Whether each leaf is an integer a consistent mutation may set in place: no expression
+    /// reads it, so it changes no other byte than its own and the checksums'.
+    var inPlace: [Bool] = []
     /// Where the value's arrays are, and their paths for mutation names.
     var arrays: [[Int]]
     var arrayPaths: [String]
 
-    init(_ output: SchemaEncoder.Output) {
+    fileprivate init(
+        _ output: SchemaEncoder.Output, fixedLies: [(before: [SchemaMutator.Lie], enumLie: SchemaMutator.Lie?)],
+        checksums: [SchemaMutator.ChecksumPlan]
+    ) {
         self.output = output
+        self.fixedLies = fixedLies
+        self.checksums = checksums
+        // Its fixed lies, and a size, an offset and an invalid UTF-8 byte for each span.
+        maxLies = fixedLies.reduce(0) { $0 + $1.before.count + ($1.enumLie == nil ? 0 : 1) } + 3 * output.spans.count
         leaves = output.spans.filter { !$0.isChecksum && !$0.isCount && !$0.isLength }
         var arrays: [[Int]] = []
         Self.collectArrays(output.value, location: [], into: &arrays)
@@ -671,18 +773,18 @@ private final class ParsedFiles: @unchecked Sendable {
     /// Files by their bytes, hashed in one pass (this runs for every structure-aware mutation).
     private var files: [ByteKey: Prepared?] = [:]
 
-    func prepared(_ bytes: [UInt8], parser: SchemaParser, encoder: SchemaEncoder) -> Prepared? {
-        let key = ByteKey(bytes)
+    /// The file prepared for `key` (nil inside when it does not parse), or nil when there is none.
+    func lookUp(_ key: ByteKey) -> Prepared?? {
         // lock() and unlock() rather than withLock: its generic result costs a metadata lookup.
         lock.lock()
-        let known = files[key]
-        lock.unlock()
-        if let known { return known }
-        let made = parser.parse(bytes).value.map { Prepared(encoder.encode($0)) }
+        defer { lock.unlock() }
+        return files[key]
+    }
+
+    func store(_ prepared: Prepared?, for key: ByteKey) {
         lock.lock()
+        defer { lock.unlock() }
         if files.count >= Self.capacity { files.removeAll(keepingCapacity: true) }
-        files[key] = made
-        lock.unlock()
-        return made
+        files[key] = prepared
     }
 }

@@ -67,7 +67,8 @@ public struct SchemaParser: Sendable {
 /// pass at a time, under `lock`.
 private final class ParseScratch: @unchecked Sendable {
     let lock = NSLock()
-    private var state: ParseState
+    /// Used under `lock` only, so without the runtime's exclusivity checks.
+    @exclusivity(unchecked) private var state: ParseState
 
     let writer: FirstViolationWriter
 

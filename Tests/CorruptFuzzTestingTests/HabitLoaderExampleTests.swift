@@ -105,6 +105,44 @@ struct HabitLoaderExampleTests {
         #expect(run(42) != run(43))
     }
 
+    @Test("a loader of [UInt8] is given the same inputs, and finds the same bugs, as one of Data")
+    func bytesLoader() {
+        // What each loader was handed, in order, hashed; and findings from the app's own check
+        // (more than two habits is "invalid" here), so that there are findings to compare.
+        final class Seen: @unchecked Sendable {
+            private let lock = NSLock()
+            private var hasher = Hasher()
+            func add(_ bytes: [UInt8]) { lock.withLock { hasher.combine(bytes) } }
+            var value: Int { lock.withLock { hasher.finalize() } }
+        }
+        let viaData = Seen(), viaBytes = Seen()
+        // Each run with its own regression folder: the second must not replay the first's.
+        func options(_ name: String) -> CorruptFuzzOptions {
+            .init(runs: 800, seed: 7, isolation: .inProcess, regressions: scratchRegressions(name))
+        }
+        defer {
+            for name in ["bytes-loader-data", "bytes-loader-bytes"] { try? FileManager.default.removeItem(at: scratchRegressions(name)) }
+        }
+        let data = verifyLoaderSurvivesCorruption("bytes-loader", format: habitFormat, options: options("bytes-loader-data")) { data in
+            viaData.add([UInt8](data))
+            return try HardenedHabitLoader.load([UInt8](data))
+        } validate: { habits in
+            habits.count > 2 ? "more than two habits" : nil
+        }
+        let bytes = verifyLoaderSurvivesCorruption("bytes-loader", format: habitFormat, options: options("bytes-loader-bytes")) {
+            (bytes: [UInt8]) in
+            viaBytes.add(bytes)
+            return try HardenedHabitLoader.load(bytes)
+        } validate: { habits in
+            habits.count > 2 ? "more than two habits" : nil
+        }
+        #expect(data.executions == 800 && bytes.executions == 800)
+        #expect(data.inputSequenceHash == bytes.inputSequenceHash)
+        #expect(viaData.value == viaBytes.value)
+        #expect(!data.findings.isEmpty)
+        #expect(data.findings.map(\.signature).sorted() == bytes.findings.map(\.signature).sorted())
+    }
+
     @Test("failing inputs are kept and replayed first on the next run")
     func regressionStore() throws {
         let folder = scratchRegressions("store")
