@@ -4,10 +4,12 @@
 /// function of its seed and its corpus. `Int.random(in:)` and `shuffled()` without a
 /// generator are never used.
 public struct FuzzRNG: RandomNumberGenerator, Sendable, Hashable {
-    private var s0: UInt64
-    private var s1: UInt64
-    private var s2: UInt64
-    private var s3: UInt64
+    // Visible to inlined code: `next()` is inlined where it is called (a dozen calls an input,
+    // each a function call from another module otherwise).
+    @usableFromInline var s0: UInt64
+    @usableFromInline var s1: UInt64
+    @usableFromInline var s2: UInt64
+    @usableFromInline var s3: UInt64
 
     /// Creates a generator whose whole sequence is determined by `seed`.
     public init(seed: UInt64) {
@@ -25,6 +27,7 @@ public struct FuzzRNG: RandomNumberGenerator, Sendable, Hashable {
         s3 = splitMix()
     }
 
+    @inlinable
     public mutating func next() -> UInt64 {
         let result = ((s1 &* 5) << 7 | (s1 &* 5) >> 57) &* 9
         let t = s1 << 17

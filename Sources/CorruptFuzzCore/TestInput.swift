@@ -42,8 +42,9 @@ public struct TestInput: Sendable, Hashable, Codable {
         self.expectation = expectation
     }
 
-    package init(bytes: [UInt8]?, steps: [MutationStep], seedName: String, expectation: Expectation? = nil) {
-        self.bytes = bytes
+    /// (The arguments are consumed: a campaign makes an input from buffers it gives up.)
+    package init(bytes: consuming [UInt8]?, steps: consuming [MutationStep], seedName: String, expectation: Expectation? = nil) {
+        _bytes = Base64Coded(wrappedValue: bytes)
         self.steps = steps
         self.seedName = seedName
         self.expectation = expectation

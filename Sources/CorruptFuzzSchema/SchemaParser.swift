@@ -227,14 +227,15 @@ private struct ParseState {
 
     /// Reads one `seq` field: absent when its `if` fails, else its element or elements.
     mutating func readField(_ plan: FieldPlan, stream: inout Stream) throws(Violation) -> Read {
-        let field = plan.field
-        if let condition = field.condition {
+        // The field's parts are read from the plan where they are used: a copy of the whole
+        // field costs a validation more than reading most of its fields.
+        if let condition = plan.field.condition {
             guard let holds = scopes.evaluate(condition) else {
                 throw fail("cannot evaluate if: \(condition)")
             }
             if holds == 0 { return (.absent, .opaque) }
         }
-        guard let repetition = field.repetition else {
+        guard let repetition = plan.field.repetition else {
             return try readElement(plan, stream: &stream, previous: nil)
         }
         var elements: [SchemaValue] = []
@@ -252,7 +253,7 @@ private struct ParseState {
             }
             // Every element takes at least one byte (or its fixed width): a count that
             // cannot fit in what remains is a lie, caught before anything is allocated.
-            let minimum = Int128(field.type.fixedWidth ?? 1)
+            let minimum = Int128(plan.field.type.fixedWidth ?? 1)
             let left = stream.remaining
             if total * minimum > Int128(left) {
                 throw fail("\(total) elements of \(minimum) bytes need \(total * minimum) bytes, \(left) left")
@@ -287,10 +288,9 @@ private struct ParseState {
 
     /// Reads one element; the path names it. `previous` is the element before, for `-order`.
     mutating func readElement(_ plan: FieldPlan, stream: inout Stream, previous: Int128?) throws(Violation) -> Read {
-        let field = plan.field
         func size() throws(Violation) -> Int {
-            if field.sizeEOS { return stream.remaining }
-            guard let expression = field.size else { throw fail("needs a size") }
+            if plan.field.sizeEOS { return stream.remaining }
+            guard let expression = plan.field.size else { throw fail("needs a size") }
             guard let size = scopes.evaluate(expression) else {
                 throw fail("cannot evaluate size \(expression)")
             }
@@ -309,14 +309,14 @@ private struct ParseState {
             (buildsValue ? .bytes(Array(bytes[range])) : .absent, .sized(range.count))
         }
 
-        switch field.type {
+        switch plan.field.type {
         case .contents(let expected):
             let got = try take(expected.count)
             if !bytes[got].elementsEqual(expected) { throw fail("expected contents \(describe(expected))") }
             return (buildsValue ? .bytes(expected) : .absent, .sized(expected.count))
         case .integer(let width, let signed, _):
             let value = IntegerCodec.decode(bytes, at: try take(width), signed: signed, bigEndian: plan.bigEndian)
-            try check(field, value, previous: previous)
+            try check(plan, value, previous: previous)
             return (buildsValue ? .integer(value) : .absent, .integer(value))
         case .float(let width, _):
             let raw = IntegerCodec.decode(bytes, at: try take(width), signed: false, bigEndian: plan.bigEndian)
@@ -336,13 +336,13 @@ private struct ParseState {
             try checkText(range, plan.textCheck)
             return bytesRead(range)
         case .user(let name):
-            let length = field.size != nil || field.sizeEOS ? try size() : nil
+            let length = plan.field.size != nil || plan.field.sizeEOS ? try size() : nil
             return try readUser(name, stream: &stream, length: length)
         case .switchOn(let selector, let cases, let defaultType):
             guard let key = scopes.evaluate(selector) else {
                 throw fail("cannot evaluate switch-on \(selector)")
             }
-            let length = field.size != nil || field.sizeEOS ? try size() : nil
+            let length = plan.field.size != nil || plan.field.sizeEOS ? try size() : nil
             guard let name = cases[key] ?? defaultType else {
                 return bytesRead(try take(length ?? 0))
             }
@@ -365,13 +365,13 @@ private struct ParseState {
         return (try readRecord(type, typeName: name, stream: &stream), .opaque)
     }
 
-    mutating func check(_ field: Field, _ value: Int128, previous: Int128?) throws(Violation) {
-        if let version = field.version {
+    mutating func check(_ plan: FieldPlan, _ value: Int128, previous: Int128?) throws(Violation) {
+        if let version = plan.field.version {
             if value > version.current {
                 throw fail("\(value) is newer than supported \(version.current)", reason: .unsupportedVersion)
             }
         }
-        if let valid = field.valid {
+        if let valid = plan.field.valid {
             if let eq = valid.equals, value != eq { try report("\(value) is not \(eq)") }
             if let min = valid.min, value < min { try report("\(value) is below min \(min)") }
             if let max = valid.max, value > max { try report("\(value) exceeds max \(max)") }
@@ -380,10 +380,10 @@ private struct ParseState {
                 try report("\(value) breaks \(expression)")
             }
         }
-        if let name = field.enumName, let known = plan.enums[name], known[value] == nil {
+        if let name = plan.field.enumName, let known = self.plan.enums[name], known[value] == nil {
             try report("\(value) is not a known \(name)")
         }
-        if let order = field.order, let last = previous {
+        if let order = plan.field.order, let last = previous {
             if order == .strictlyIncreasing ? value <= last : value < last {
                 try report("\(value) is not after \(last)")
             }
