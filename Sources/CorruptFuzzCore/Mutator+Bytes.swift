@@ -76,8 +76,13 @@ extension Mutator {
             let at = rng.below(bytes.count + 1)
             let repeated = rng.oneIn(2)
             let fill = UInt8(truncatingIfNeeded: rng.next())
-            let inserted = (0..<count).map { _ in repeated ? fill : UInt8(truncatingIfNeeded: rng.next()) }
-            bytes.insert(contentsOf: inserted, at: at)
+            // Room made in place, then filled: no array of the new bytes.
+            bytes.insert(contentsOf: repeatElement(fill, count: count), at: at)
+            if !repeated {
+                bytes.withUnsafeMutableBufferPointer { buffer in
+                    for index in at..<(at + count) { buffer[index] = UInt8(truncatingIfNeeded: rng.next()) }
+                }
+            }
             return .insert(count: count, at: at)
         })
 
@@ -100,7 +105,13 @@ extension Mutator {
             let count = 1 + rng.below(min(bytes.count, 64))
             guard bytes.count + count <= context.maxLength else { return nil }
             let at = rng.below(bytes.count - count + 1)
-            bytes.insert(contentsOf: bytes[at..<(at + count)], at: at + count)
+            // Room after the range, then the range copied into it (inserting a slice of the
+            // array itself copied the whole array first).
+            bytes.insert(contentsOf: repeatElement(0, count: count), at: at + count)
+            bytes.withUnsafeMutableBytes { buffer in
+                guard let base = buffer.baseAddress else { return }
+                (base + at + count).copyMemory(from: base + at, byteCount: count)
+            }
             return .duplicate(count: count, at: at)
         })
 
@@ -112,8 +123,11 @@ extension Mutator {
             let count = 1 + rng.below(min(bytes.count / 2, 64))
             let from = rng.below(bytes.count - count + 1)
             let to = rng.below(bytes.count - count + 1)
-            let chunk = Array(bytes[from..<(from + count)])
-            bytes.replaceSubrange(to..<(to + count), with: chunk)
+            // In place; the ranges may overlap (copyMemory moves as memmove does).
+            bytes.withUnsafeMutableBytes { buffer in
+                guard let base = buffer.baseAddress else { return }
+                (base + to).copyMemory(from: base + from, byteCount: count)
+            }
             return .copy(count: count, from: from, to: to)
         })
 
