@@ -17,10 +17,7 @@ public func verifyLoaderSurvivesCorruption<Value>(
     filePath: StaticString = #filePath,
     load: @escaping @Sendable ([UInt8]) throws -> Value, validate: (@Sendable (Value) -> String?)? = nil
 ) -> CorruptFuzzReport {
-    runCheck(
-        id: id, format: format, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: validate
-    ).0
+    swiftTestingCheck(id, format, seeds, options, filePath, load, validate).0
 }
 
 /// ``assertLoaderSurvivesCorruption(_:format:seeds:options:filePath:sourceLocation:load:validate:)``
@@ -32,9 +29,7 @@ public func assertLoaderSurvivesCorruption<Value>(
     filePath: StaticString = #filePath, sourceLocation: SourceLocation = #_sourceLocation,
     load: @escaping @Sendable ([UInt8]) throws -> Value, validate: (@Sendable (Value) -> String?)? = nil
 ) -> CorruptFuzzReport {
-    let (report, warnings) = runCheck(
-        id: id, format: format, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: validate)
+    let (report, warnings) = swiftTestingCheck(id, format, seeds, options, filePath, load, validate)
     recordIssues(id, report, warnings, sourceLocation)
     return report
 }
@@ -46,10 +41,7 @@ public func verifyLoaderSurvivesCorruption<Value>(
     _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,
     load: @escaping @Sendable ([UInt8]) throws -> Value
 ) -> CorruptFuzzReport {
-    runCheck(
-        id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil
-    ).0
+    swiftTestingCheck(id, nil, seeds, options, filePath, load, nil).0
 }
 
 /// ``assertLoaderSurvivesCorruption(_:seeds:options:filePath:sourceLocation:load:)`` (no
@@ -60,11 +52,19 @@ public func assertLoaderSurvivesCorruption<Value>(
     _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,
     sourceLocation: SourceLocation = #_sourceLocation, load: @escaping @Sendable ([UInt8]) throws -> Value
 ) -> CorruptFuzzReport {
-    let (report, warnings) = runCheck(
-        id: id, format: nil, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
-        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: nil)
+    let (report, warnings) = swiftTestingCheck(id, nil, seeds, options, filePath, load, nil)
     recordIssues(id, report, warnings, sourceLocation)
     return report
+}
+
+/// A check run from the current Swift Testing test (its filter re-runs it as a worker).
+private func swiftTestingCheck<Value>(
+    _ id: String, _ format: (any FuzzFormat)?, _ seeds: [Data], _ options: CorruptFuzzOptions, _ filePath: StaticString,
+    _ load: @escaping @Sendable ([UInt8]) throws -> Value, _ validate: (@Sendable (Value) -> String?)?
+) -> (CorruptFuzzReport, warnings: [String]) {
+    runCheck(
+        id: id, format: format, seeds: seeds, options: options, filePath: "\(filePath)", rerun: SwiftTestingRerun.current(),
+        replayHint: SwiftTestingRerun.replayHint(), load: load, validate: validate)
 }
 
 extension XCTestCase {
@@ -76,11 +76,7 @@ extension XCTestCase {
         file: StaticString = #filePath, line: UInt = #line,
         load: @escaping @Sendable ([UInt8]) throws -> Value, validate: (@Sendable (Value) -> String?)? = nil
     ) -> CorruptFuzzReport {
-        let (report, warnings) = runCheck(
-            id: id, format: format, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
-            replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: validate)
-        failTest(id, report, warnings, file: file, line: line)
-        return report
+        xctestCheck(id, format, seeds, options, file: file, line: line, load, validate)
     }
 
     /// The XCTest check without a format, for a loader of `[UInt8]`.
@@ -90,9 +86,17 @@ extension XCTestCase {
         _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), file: StaticString = #filePath, line: UInt = #line,
         load: @escaping @Sendable ([UInt8]) throws -> Value
     ) -> CorruptFuzzReport {
+        xctestCheck(id, nil, seeds, options, file: file, line: line, load, nil)
+    }
+
+    /// A check run from this XCTest test, failing it for each finding.
+    private func xctestCheck<Value>(
+        _ id: String, _ format: (any FuzzFormat)?, _ seeds: [Data], _ options: CorruptFuzzOptions, file: StaticString, line: UInt,
+        _ load: @escaping @Sendable ([UInt8]) throws -> Value, _ validate: (@Sendable (Value) -> String?)?
+    ) -> CorruptFuzzReport {
         let (report, warnings) = runCheck(
-            id: id, format: nil, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
-            replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: nil)
+            id: id, format: format, seeds: seeds, options: options, filePath: "\(file)", rerun: xctestRerun,
+            replayHint: "swift test --filter '\(xctestFilter)'", load: load, validate: validate)
         failTest(id, report, warnings, file: file, line: line)
         return report
     }
