@@ -19,11 +19,14 @@ public struct SchemaEncoder: Sendable {
         /// The checksums, in the order they were computed.
         var checksums: [ChecksumPatch] = []
 
-        /// `bytes` (this encoding with some bytes changed in place, nothing moved) with its
-        /// checksums computed again, as encoding the changed value would.
+        /// `bytes` (this encoding with some bytes changed in place, or moved as `checksums`
+        /// say) with its checksums computed again, as encoding the changed value would. A
+        /// checksum the bytes no longer hold is left out.
         func rechecksummed(_ bytes: [UInt8]) -> [UInt8] {
             var out = bytes
-            for patch in checksums { _ = patch.apply(to: &out) }
+            for patch in checksums where patch.from <= patch.at && patch.at + patch.width <= out.count {
+                _ = patch.apply(to: &out)
+            }
             return out
         }
     }

@@ -88,7 +88,7 @@ public struct SchemaMutator: StructureAwareMutator {
         if let known = parsedFiles.lookUp(key) { return known }
         let made = parser.parse(bytes).value.map { value in
             let output = encoder.encode(value)
-            var prepared = Prepared(output, fixedLies: output.spans.map(fixedLies), checksums: checksumPlan(output))
+            var prepared = Prepared(output, fixedLies: output.spans.map(fixedLies))
             prepared.inPlace = prepared.leaves.map { span in
                 guard let width = span.integerWidth, span.end - span.start == width, let field = field(at: span) else { return false }
                 return !referencedNames.contains(field.id)
@@ -353,7 +353,7 @@ public struct SchemaMutator: StructureAwareMutator {
             }
         }
         guard !options.isEmpty else { return nil }
-        return write(options[rng.below(options.count)], encoded, checksums: prepared.checksums)
+        return write(options[rng.below(options.count)], encoded)
     }
 
     /// What a lying count or length is set to: 0, -1 (the maximum when unsigned), the maximum,
@@ -433,9 +433,9 @@ public struct SchemaMutator: StructureAwareMutator {
         }
     }
 
-    /// `lie` written into `encoded`, its other checksums made right again (by `checksums`, or
-    /// by ``checksumPlan(_:)`` of `encoded`).
-    private func write(_ lie: Lie, _ encoded: SchemaEncoder.Output, checksums: [ChecksumPlan]? = nil) -> Mutation {
+    /// `lie` written into `encoded`, its other checksums made right again, so the lie reaches
+    /// the check it tests rather than failing at the checksum.
+    private func write(_ lie: Lie, _ encoded: SchemaEncoder.Output) -> Mutation {
         var bytes: [UInt8]
         switch lie.edit {
         case .overwrite(let span, let value):
@@ -443,7 +443,7 @@ public struct SchemaMutator: StructureAwareMutator {
             IntegerCodec.encode(value, width: span.end - span.start, bigEndian: span.bigEndian, into: &replacement)
             bytes = encoded.bytes
             bytes.replaceSubrange(span.start..<span.end, with: replacement)
-            if !span.isChecksum { bytes = patch(bytes, checksums ?? checksumPlan(encoded)) }
+            if !span.isChecksum { bytes = encoded.rechecksummed(bytes) }
         case .truncate(let offset):
             bytes = Array(encoded.bytes.prefix(offset))
         case .flipChecksum(let span, let width):
@@ -517,38 +517,6 @@ public struct SchemaMutator: StructureAwareMutator {
     private func overwrite(_ span: FieldSpan, with value: Int128, name: Lie.Name, expected: Lie.Expected = .nothing) -> Lie? {
         guard let width = span.integerWidth, span.end - span.start == width else { return nil }
         return Lie(edit: .overwrite(span, value), span: span, name: name, expected: expected)
-    }
-
-    /// A checksum of an encoding: where it is, and where what it covers starts.
-    fileprivate struct ChecksumPlan {
-        var start: Int
-        var end: Int
-        var width: Int
-        var bigEndian: Bool
-        var from: Int
-        var algorithm: ChecksumRule.Algorithm
-    }
-
-    /// The checksums of `encoded`, in file order, for ``patch(_:_:)``.
-    fileprivate func checksumPlan(_ encoded: SchemaEncoder.Output) -> [ChecksumPlan] {
-        encoded.spans.compactMap { span in
-            guard span.isChecksum, let width = span.integerWidth, let rule = checksumRule(at: span) else { return nil }
-            let from = rule.from.flatMap { name in encoded.spans.first { $0.path == name || $0.path.hasSuffix(".\(name)") }?.start } ?? 0
-            return ChecksumPlan(start: span.start, end: span.end, width: width, bigEndian: span.bigEndian, from: from, algorithm: rule.algorithm)
-        }
-    }
-
-    /// Recomputes the checksums of `plan` in `bytes` after an in-place lie, so the lie reaches
-    /// the check it tests rather than failing at the checksum.
-    private func patch(_ bytes: [UInt8], _ plan: [ChecksumPlan]) -> [UInt8] {
-        var out = bytes
-        for checksum in plan where checksum.end <= out.count {
-            let sum = Int128(Checksum.compute(checksum.algorithm, out[checksum.from..<checksum.start]))
-            var replacement: [UInt8] = []
-            IntegerCodec.encode(sum, width: checksum.width, bigEndian: checksum.bigEndian, into: &replacement)
-            out.replaceSubrange(checksum.start..<checksum.end, with: replacement)
-        }
-        return out
     }
 
     // MARK: - Raw structure mutations
@@ -663,18 +631,15 @@ public struct SchemaMutator: StructureAwareMutator {
         var written: [UInt8] = []
         IntegerCodec.encode(Int128(count), width: countSpan.end - countSpan.start, bigEndian: countSpan.bigEndian, into: &written)
         bytes.replaceSubrange(countSpan.start..<countSpan.end, with: written)
-        // Checksums after the copies moved with them.
+        // Checksums after the copies, moved with them.
         var moved = encoded
-        moved.bytes = []
-        moved.spans = encoded.spans.map { span in
-            var span = span
-            if span.start >= element.end {
-                span.start += inserted
-                span.end += inserted
-            }
-            return span
+        moved.checksums = encoded.checksums.map { patch in
+            var patch = patch
+            if patch.at >= element.end { patch.at += inserted }
+            if patch.from >= element.end { patch.from += inserted }
+            return patch
         }
-        return patch(bytes, checksumPlan(moved))
+        return moved.rechecksummed(bytes)
     }
 
     /// Whether a field on the way to `location` has a `size`, which copies inside it would break.
@@ -709,7 +674,6 @@ public struct SchemaMutator: StructureAwareMutator {
     }
 
     private func versionRule(at span: FieldSpan) -> VersionRule? { field(at: span)?.version }
-    private func checksumRule(at span: FieldSpan) -> ChecksumRule? { field(at: span)?.checksum }
 
     private func enumOutOfRange(_ span: FieldSpan) -> Int128 {
         guard let name = field(at: span)?.enumName, let known = schema.enums[name] else { return 0xFF }
@@ -723,7 +687,6 @@ struct Prepared: Sendable {
     var output: SchemaEncoder.Output
     /// Each span's lies that draw nothing at random (``SchemaMutator/fixedLies(_:)``).
     fileprivate var fixedLies: [(before: [SchemaMutator.Lie], enumLie: SchemaMutator.Lie?)]
-    fileprivate var checksums: [SchemaMutator.ChecksumPlan]
     /// The most lies ``SchemaMutator/lie(_:rng:)`` can weigh for this file.
     let maxLies: Int
     /// The spans a consistent mutation may set (not derived counts, lengths or checksums).
@@ -735,13 +698,9 @@ struct Prepared: Sendable {
     var arrays: [[Int]]
     var arrayPaths: [String]
 
-    fileprivate init(
-        _ output: SchemaEncoder.Output, fixedLies: [(before: [SchemaMutator.Lie], enumLie: SchemaMutator.Lie?)],
-        checksums: [SchemaMutator.ChecksumPlan]
-    ) {
+    fileprivate init(_ output: SchemaEncoder.Output, fixedLies: [(before: [SchemaMutator.Lie], enumLie: SchemaMutator.Lie?)]) {
         self.output = output
         self.fixedLies = fixedLies
-        self.checksums = checksums
         // Its fixed lies, and a size, an offset and an invalid UTF-8 byte for each span.
         maxLies = fixedLies.reduce(0) { $0 + $1.before.count + ($1.enumLie == nil ? 0 : 1) } + 3 * output.spans.count
         leaves = output.spans.filter { !$0.isChecksum && !$0.isCount && !$0.isLength }
