@@ -8,52 +8,47 @@ let swiftSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
 ]
 
+/// The demo's programs (Examples/): executable targets with no product, so a package that
+/// depends on corrupt-fuzz never sees them (SwiftPM gives each an executable of the target's
+/// name in this package's own builds).
+let demoExecutables = [
+    "habit-loader-naive", "habit-loader-hardened", "friend-list-naive", "friend-list-hardened", "friend-list-v2", "notes-loader-naive",
+    "notes-loader-hardened", "notes-writer-naive", "notes-writer-hardened", "notes-migrate-naive", "notes-migrate-hardened",
+    "notes-migrate-check", "note-store-naive", "note-store-hardened", "foundation-atomic-write", "plist-harness", "xml-harness",
+]
+
 let package = Package(
     name: "corrupt-fuzz",
     platforms: [.macOS(.v14)],
     products: [
+        .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
+        .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
+        .library(name: "CorruptFuzzWorker", targets: ["CorruptFuzzWorker"]),
+        // The C side of a persistent worker (corrupt_fuzz_worker.h), for C and C++ loaders.
+        .library(name: "CCorruptFuzzWorker", targets: ["CCorruptFuzzWorker"]),
         .library(name: "CorruptFuzzCore", targets: ["CorruptFuzzCore"]),
         .library(name: "CorruptFuzzRunner", targets: ["CorruptFuzzRunner"]),
         .library(name: "CorruptFuzzReporting", targets: ["CorruptFuzzReporting"]),
         .library(name: "CorruptFuzzSchema", targets: ["CorruptFuzzSchema"]),
-        .library(name: "CorruptFuzzTesting", targets: ["CorruptFuzzTesting"]),
-        .library(name: "CorruptFuzzWorker", targets: ["CorruptFuzzWorker"]),
-        .library(name: "CCorruptFuzzWorker", targets: ["CCorruptFuzzWorker"]),
-        // The LD_PRELOAD file-operation recorder of `corrupt-fuzz crashpoints`
-        // (libCorruptFuzzRecorder.so beside the corrupt-fuzz binary).
-        .library(name: "CorruptFuzzRecorder", type: .dynamic, targets: ["CCorruptFuzzRecorder"]),
         .library(name: "CorruptFuzzPlist", targets: ["CorruptFuzzPlist"]),
-        .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzGenerators", targets: ["CorruptFuzzGenerators"]),
+        .library(name: "CorruptFuzzLibFuzzer", targets: ["CorruptFuzzLibFuzzer"]),
+        // Need libxml2's and SQLite's headers (the traits below decide only whether the CLI
+        // and its bundled formats use them).
+        .library(name: "CorruptFuzzXML", targets: ["CorruptFuzzXML"]),
         .library(name: "CorruptFuzzSQLite", targets: ["CorruptFuzzSQLite"]),
         .library(name: "CorruptFuzzSQLiteTesting", targets: ["CorruptFuzzSQLiteTesting"]),
-        .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
-        .library(name: "CorruptFuzzLibFuzzer", targets: ["CorruptFuzzLibFuzzer"]),
-        // The bundled loaders as libraries, for the libFuzzer harnesses of Fuzz/.
-        .library(name: "HabitLoaders", targets: ["HabitLoaders"]),
-        .library(name: "NotesLoaders", targets: ["NotesLoaders"]),
-        .executable(name: "corrupt-fuzz", targets: ["corrupt-fuzz"]),
-        .executable(name: "habit-loader-naive", targets: ["HabitLoaderNaive"]),
-        .executable(name: "habit-loader-hardened", targets: ["HabitLoaderHardened"]),
-        .executable(name: "friend-list-naive", targets: ["FriendListNaive"]),
-        .executable(name: "friend-list-hardened", targets: ["FriendListHardened"]),
-        .executable(name: "friend-list-v2", targets: ["FriendListV2"]),
-        .executable(name: "notes-loader-naive", targets: ["NotesLoaderNaive"]),
-        .executable(name: "notes-loader-hardened", targets: ["NotesLoaderHardened"]),
-        .executable(name: "notes-writer-naive", targets: ["NotesWriterNaive"]),
-        .executable(name: "notes-writer-hardened", targets: ["NotesWriterHardened"]),
-        .executable(name: "notes-migrate-naive", targets: ["NotesMigrateNaive"]),
-        .executable(name: "notes-migrate-hardened", targets: ["NotesMigrateHardened"]),
-        .executable(name: "notes-migrate-check", targets: ["NotesMigrateCheck"]),
-        .executable(name: "foundation-atomic-write", targets: ["FoundationAtomicWrite"]),
-        .executable(name: "note-store-naive", targets: ["NoteStoreNaive"]),
-        .executable(name: "note-store-hardened", targets: ["NoteStoreHardened"]),
-        .executable(name: "plist-harness", targets: ["plist-harness"]),
-        .executable(name: "xml-harness", targets: ["xml-harness"]),
+    ],
+    traits: [
+        .trait(name: "XML", description: "XML documents and XML Schemas through the system libxml2 (libxml2-dev, or Homebrew's libxml2)."),
+        .trait(name: "SQLite", description: "SQLite databases through the system SQLite (libsqlite3-dev, or Homebrew's sqlite)."),
+        .default(enabledTraits: ["XML", "SQLite"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // `swift package generate-documentation` (DocC); a plugin, never linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: - Engine
@@ -68,6 +63,9 @@ let package = Package(
         .target(
             name: "CorruptFuzzRunner",
             dependencies: ["CorruptFuzzCore", "CCorruptFuzzSpawn"],
+            // The crash-point recorder's C source, compiled on first use (RecorderLibrary):
+            // nothing a user builds would otherwise build a dynamic library for LD_PRELOAD.
+            resources: [.embedInCode("Recorder/recorder.c")],
             swiftSettings: swiftSettings
         ),
         // The persistent-worker side of a loader executable: Foundation only (Swift), or C.
@@ -76,8 +74,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "CCorruptFuzzWorker"),
-        // Never linked into a Swift target: it is loaded into programs under test.
-        .target(name: "CCorruptFuzzRecorder"),
         .target(
             name: "CorruptFuzzReporting",
             dependencies: ["CorruptFuzzCore", "CorruptFuzzRunner"],
@@ -96,13 +92,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .systemLibrary(
-            name: "CLibXML2",
+            name: "CCorruptFuzzLibXML2",
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
         .target(
             name: "CorruptFuzzXML",
-            dependencies: ["CorruptFuzzCore", "CLibXML2"],
+            dependencies: ["CorruptFuzzCore", "CCorruptFuzzLibXML2"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -112,13 +108,13 @@ let package = Package(
         ),
         // SQLite databases (#15): the real SQLite through the system library.
         .systemLibrary(
-            name: "CSQLite",
+            name: "CCorruptFuzzSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(
             name: "CorruptFuzzSQLite",
-            dependencies: ["CorruptFuzzCore", "CorruptFuzzGenerators", "CSQLite"],
+            dependencies: ["CorruptFuzzCore", "CorruptFuzzGenerators", "CCorruptFuzzSQLite"],
             swiftSettings: swiftSettings
         ),
         // CorruptFuzzTesting's checks for SQLite stores (a separate product, so CorruptFuzzTesting needs no libsqlite3).
@@ -146,8 +142,10 @@ let package = Package(
         .target(
             name: "CorruptFuzzExamples",
             dependencies: [
-                "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzXML", "CorruptFuzzGenerators",
-                "FriendListLoaders", "NotesLoaders", "CorruptFuzzSQLite",
+                "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzGenerators", "FriendListLoaders",
+                .target(name: "CorruptFuzzXML", condition: .when(traits: ["XML"])),
+                .target(name: "NotesLoaders", condition: .when(traits: ["XML"])),
+                .target(name: "CorruptFuzzSQLite", condition: .when(traits: ["SQLite"])),
             ],
             path: "Examples/CorruptFuzzExamples",
             swiftSettings: swiftSettings
@@ -158,13 +156,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "HabitLoaderNaive",
+            name: "habit-loader-naive",
             dependencies: ["HabitLoaders", "CCorruptFuzzWorker"],
             path: "Examples/HabitLoaderNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "HabitLoaderHardened",
+            name: "habit-loader-hardened",
             dependencies: ["HabitLoaders", "CCorruptFuzzWorker"],
             path: "Examples/HabitLoaderHardened",
             swiftSettings: swiftSettings
@@ -176,50 +174,50 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "FriendListNaive",
+            name: "friend-list-naive",
             dependencies: ["FriendListLoaders", "CorruptFuzzWorker"],
             path: "Examples/FriendListNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "FriendListHardened",
+            name: "friend-list-hardened",
             dependencies: ["FriendListLoaders", "CorruptFuzzWorker"],
             path: "Examples/FriendListHardened",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "FriendListV2",
+            name: "friend-list-v2",
             dependencies: ["FriendListLoaders", "CorruptFuzzWorker"],
             path: "Examples/FriendListV2",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "NotesLoaders",
-            dependencies: ["CLibXML2"],
+            dependencies: ["CCorruptFuzzLibXML2"],
             path: "Examples/NotesLoaders",
             resources: [.copy("notes.xsd")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesLoaderNaive",
+            name: "notes-loader-naive",
             dependencies: ["NotesLoaders", "CorruptFuzzWorker"],
             path: "Examples/NotesLoaderNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesLoaderHardened",
+            name: "notes-loader-hardened",
             dependencies: ["NotesLoaders", "CorruptFuzzWorker"],
             path: "Examples/NotesLoaderHardened",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesWriterNaive",
+            name: "notes-writer-naive",
             dependencies: ["NotesLoaders"],
             path: "Examples/NotesWriterNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesWriterHardened",
+            name: "notes-writer-hardened",
             dependencies: ["NotesLoaders"],
             path: "Examples/NotesWriterHardened",
             swiftSettings: swiftSettings
@@ -230,43 +228,43 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesMigrateNaive",
+            name: "notes-migrate-naive",
             dependencies: ["NotesMigration"],
             path: "Examples/NotesMigrateNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesMigrateHardened",
+            name: "notes-migrate-hardened",
             dependencies: ["NotesMigration"],
             path: "Examples/NotesMigrateHardened",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NotesMigrateCheck",
+            name: "notes-migrate-check",
             dependencies: ["NotesMigration"],
             path: "Examples/NotesMigrateCheck",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "FoundationAtomicWrite",
+            name: "foundation-atomic-write",
             path: "Examples/FoundationAtomicWrite",
             swiftSettings: swiftSettings
         ),
         // The SQLite note store (#15): app code on the system SQLite, and its two loaders.
         .target(
             name: "SQLiteLoaders",
-            dependencies: ["CSQLite"],
+            dependencies: ["CCorruptFuzzSQLite"],
             path: "Examples/SQLiteLoaders",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NoteStoreNaive",
+            name: "note-store-naive",
             dependencies: ["SQLiteLoaders", "CorruptFuzzSQLite", "CorruptFuzzWorker"],
             path: "Examples/NoteStoreNaive",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "NoteStoreHardened",
+            name: "note-store-hardened",
             dependencies: ["SQLiteLoaders", "CorruptFuzzSQLite", "CorruptFuzzWorker"],
             path: "Examples/NoteStoreHardened",
             swiftSettings: swiftSettings
@@ -301,24 +299,11 @@ let package = Package(
                 "CorruptFuzzExamples",
                 "CorruptFuzzSchema",
                 "CorruptFuzzPlist",
-                "CorruptFuzzXML",
                 "CCorruptFuzzSpawn",
-                // The demo runs these loaders, so `swift run corrupt-fuzz` builds them.
-                "HabitLoaderNaive",
-                "HabitLoaderHardened",
-                "FriendListNaive",
-                "FriendListHardened",
-                "NotesLoaderNaive",
-                "NotesLoaderHardened",
-                "FriendListV2",
-                "NotesWriterNaive",
-                "NotesWriterHardened",
-                "NotesMigrateNaive",
-                "NotesMigrateHardened",
-                "NotesMigrateCheck",
-                "NoteStoreNaive",
-                "NoteStoreHardened",
-                "CorruptFuzzSQLite",
+                .target(name: "CorruptFuzzXML", condition: .when(traits: ["XML"])),
+                .target(name: "CorruptFuzzSQLite", condition: .when(traits: ["SQLite"])),
+                // Not the demo's loaders: `corrupt-fuzz run` builds them on first use (Demo.swift),
+                // so a user's CI that builds this product builds the CLI alone.
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -394,8 +379,18 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzCLITests",
-            dependencies: ["corrupt-fuzz", "CorruptFuzzExamples", "CorruptFuzzCore"],
+            dependencies: ["corrupt-fuzz", "CorruptFuzzExamples", "CorruptFuzzCore"] + demoExecutables.map { .target(name: $0) },
             swiftSettings: swiftSettings
         ),
     ]
 )
+
+// The repository's own libFuzzer harnesses (Fuzz/, a package of their own) link the demo's
+// loaders and formats; they set CORRUPT_FUZZ_FUZZERS=1, and no one else sees these products.
+if Context.environment["CORRUPT_FUZZ_FUZZERS"] == "1" {
+    package.products += [
+        .library(name: "HabitLoaders", targets: ["HabitLoaders"]),
+        .library(name: "NotesLoaders", targets: ["NotesLoaders"]),
+        .library(name: "CorruptFuzzExamples", targets: ["CorruptFuzzExamples"]),
+    ]
+}

@@ -1,4 +1,4 @@
-@preconcurrency internal import CLibXML2
+@preconcurrency internal import CCorruptFuzzLibXML2
 import Foundation
 
 #if canImport(Glibc)

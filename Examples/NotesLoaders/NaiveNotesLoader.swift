@@ -1,4 +1,4 @@
-@preconcurrency internal import CLibXML2
+@preconcurrency internal import CCorruptFuzzLibXML2
 
 /// The notes document loaded the way a hurried developer writes it with libxml2: entities
 /// substituted (`XML_PARSE_NOENT`), external DTDs loaded, the network allowed, no limits

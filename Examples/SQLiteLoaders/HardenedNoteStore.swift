@@ -1,4 +1,4 @@
-import CSQLite
+import CCorruptFuzzSQLite
 import Foundation
 
 /// The note store written to survive corrupt databases: every result code checked, SQLite's

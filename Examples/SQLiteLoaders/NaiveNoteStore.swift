@@ -1,4 +1,4 @@
-import CSQLite
+import CCorruptFuzzSQLite
 import Foundation
 
 /// The note store as a hurried app developer writes it: open, query, force-unwrap.

@@ -118,7 +118,7 @@ public enum FolderCheck: Sendable {
 /// or the new version, never a mix, and that running the program again finishes the job without
 /// duplicates or stray files.
 ///
-/// The program runs once under the recorder (`libCorruptFuzzRecorder.so`, LD_PRELOAD), which
+/// The program runs once under the recorder (``RecorderLibrary``, LD_PRELOAD), which
 /// logs every file operation in the data folder; then once per operation k from a fresh copy,
 /// killed just before operation k (what a crash or a force quit leaves: everything written so
 /// far is in the page cache). From the log, the model builds the states a power cut can leave
@@ -141,7 +141,7 @@ public struct CrashPointCheck: Sendable {
     public var fileExtension: String
     /// The data folder before the run.
     public var data: URL
-    /// The recorder library.
+    /// The recorder library (``RecorderLibrary/path(environment:)``).
     public var recorder: String
     public var limits: ProcessExecutor.Limits
     /// The most crash states to check (all kill points first, then power cuts, then a sample).
@@ -167,12 +167,6 @@ public struct CrashPointCheck: Sendable {
     }
 
     public static let checks: [FindingKind] = [.crash, .hang, .oom, .tornState, .lostData, .duplicateData, .strayFile, .heldLock]
-
-    /// The recorder beside `executable` (`libCorruptFuzzRecorder.so`), if it is there.
-    public static func recorder(besides executable: String) -> String? {
-        let path = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("libCorruptFuzzRecorder.so").path
-        return FileManager.default.fileExists(atPath: path) ? path : nil
-    }
 
     /// One state to check: how it came about and at which operation.
     struct CrashState {

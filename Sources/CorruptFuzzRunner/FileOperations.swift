@@ -1,7 +1,7 @@
 import CorruptFuzzCore
 import Foundation
 
-/// One file operation the recorder (`libCorruptFuzzRecorder.so`) logged in the data folder.
+/// One file operation the recorder (``RecorderLibrary``) logged in the data folder.
 public struct FileOperation: Sendable, Hashable {
     public enum Kind: String, Sendable {
         case open, write, truncate, fsync, rename, unlink, rmdir, mkdir, appear

@@ -1,4 +1,4 @@
-import CSQLite
+import CCorruptFuzzSQLite
 import Foundation
 
 /// An error SQLite returned: its result code and message.

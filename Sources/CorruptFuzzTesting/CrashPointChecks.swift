@@ -27,7 +27,7 @@ enum SaveMode {
 
 /// Cuts a save short at every file operation, and by the power cuts that can follow it, as
 /// `corrupt-fuzz crashpoints` does, for Swift save code in a test: `save` runs in a copy of this
-/// test process under the recorder (`libCorruptFuzzRecorder.so`, Linux), killed before each
+/// test process under the recorder (``RecorderLibrary``, Linux; built on first use), killed before each
 /// operation in turn; `check` reads each crash state (what the app shows after a start: a line
 /// per record) and must see the data from before or after the save, and `save` run again must
 /// finish the job without duplicates or stray files, and hold no lock when it returns.
@@ -49,8 +49,11 @@ public func verifySaveSurvivesCrashes(
     let seed = seed ?? ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SEED"].flatMap(UInt64.init) ?? 0
     let empty = CorruptFuzzReport(id: id, findings: [], executions: 0, seconds: 0, seed: seed, inputSequenceHash: 0)
     #if os(Linux)
-        guard let recorder = CrashPointCheck.recorder(besides: RegressionStore.executablePath) else {
-            return (empty, ["libCorruptFuzzRecorder.so is not beside the test binary: build the package (swift build) first"])
+        let recorder: String
+        do throws(CorruptFuzzError) {
+            recorder = try RecorderLibrary.path()
+        } catch {
+            return (empty, [error.description])
         }
         guard let rerun = SwiftTestingRerun.current() else {
             return (empty, ["a crash-point check runs the save in a copy of the test process, so it must be called from a Swift Testing test"])

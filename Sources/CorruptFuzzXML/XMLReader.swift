@@ -1,4 +1,4 @@
-internal import CLibXML2
+internal import CCorruptFuzzLibXML2
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

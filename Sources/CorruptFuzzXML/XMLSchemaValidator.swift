@@ -1,4 +1,4 @@
-internal import CLibXML2
+internal import CCorruptFuzzLibXML2
 import CorruptFuzzCore
 
 /// Validates XML documents against an XML Schema (XSD) with libxml2, reporting each error with

@@ -1,4 +1,4 @@
-internal import CLibXML2
+internal import CCorruptFuzzLibXML2
 import CorruptFuzzCore
 
 /// An XML document as a tree of Swift values: what corrupt-fuzz reads seeds into, mutates and

@@ -68,7 +68,7 @@ struct CrashPointsCommand: ParsableCommand {
     func validate() throws {
         if maxStates < 1 { throw ValidationError("--max-states must be positive") }
         if let format, BuiltinFormat.named(format) == nil {
-            throw ValidationError("unknown format '\(format)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+            throw ValidationError(BuiltinFormat.unknown(format))
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: data, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -89,10 +89,7 @@ struct CrashPointsCommand: ParsableCommand {
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "crash points: \(target)") { () throws(CorruptFuzzError) in
             #if os(Linux)
-                guard let recorder = CrashPointCheck.recorder(besides: ExecutablePath.current) else {
-                    throw CorruptFuzzError(
-                        .unusableTarget, "libCorruptFuzzRecorder.so is not beside \(ExecutablePath.current); build the package (swift build)")
-                }
+                let recorder = try RecorderLibrary.path()
                 var limits = ProcessExecutor.Limits()
                 limits.timeoutMilliseconds = timeoutMilliseconds
                 let crashPoints = CrashPointCheck(

@@ -22,18 +22,58 @@ enum Demo {
         var format: Format
     }
 
-    static let examples: [Example] = [
-        Example(name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
-        Example(
-            name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
-        Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
-        Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
-        Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", format: .builtin("notes")),
-        Example(name: "notes-loader-hardened", executable: "notes-loader-hardened", corpus: "Corpus/notes", format: .builtin("notes")),
-        // SQLite databases in WAL mode: page-level corruption of the main file and the log.
-        Example(name: "note-store-naive", executable: "note-store-naive", corpus: "Corpus/sqlite-wal", format: .builtin("sqlite-wal")),
-        Example(name: "note-store-hardened", executable: "note-store-hardened", corpus: "Corpus/sqlite-wal", format: .builtin("sqlite-wal")),
-    ]
+    static var examples: [Example] {
+        var examples = [
+            Example(
+                name: "habit-loader-naive", executable: "habit-loader-naive", corpus: "Corpus/habits", format: .schema("Corpus/schemas/habit-tracker.ksy")),
+            Example(
+                name: "habit-loader-hardened", executable: "habit-loader-hardened", corpus: "Corpus/habits",
+                format: .schema("Corpus/schemas/habit-tracker.ksy")),
+            Example(name: "friend-list-naive", executable: "friend-list-naive", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
+            Example(name: "friend-list-hardened", executable: "friend-list-hardened", corpus: "Corpus/friend-lists", format: .builtin("friend-list")),
+        ]
+        #if XML
+            examples += [
+                Example(name: "notes-loader-naive", executable: "notes-loader-naive", corpus: "Corpus/notes", format: .builtin("notes")),
+                Example(name: "notes-loader-hardened", executable: "notes-loader-hardened", corpus: "Corpus/notes", format: .builtin("notes")),
+            ]
+        #endif
+        #if SQLite
+            // SQLite databases in WAL mode: page-level corruption of the main file and the log.
+            examples += [
+                Example(name: "note-store-naive", executable: "note-store-naive", corpus: "Corpus/sqlite-wal", format: .builtin("sqlite-wal")),
+                Example(name: "note-store-hardened", executable: "note-store-hardened", corpus: "Corpus/sqlite-wal", format: .builtin("sqlite-wal")),
+            ]
+        #endif
+        return examples
+    }
+
+    /// What this build of the demo cannot run, a line each (printed before it starts).
+    static var skipped: [String] {
+        var lines: [String] = []
+        #if !XML
+            lines.append("skipping the notes loaders and writers: this corrupt-fuzz was built without the XML trait (libxml2)")
+        #endif
+        #if !SQLite
+            lines.append("skipping the note-store loaders: this corrupt-fuzz was built without the SQLite trait")
+        #endif
+        #if !os(Linux)
+            lines.append("skipping the crash points of the notes migration: they record file operations with LD_PRELOAD, which needs Linux")
+        #endif
+        return lines
+    }
+
+    /// Every program the demo runs (built with the package, beside this binary).
+    static var programs: [String] {
+        var names = examples.map(\.executable) + ["friend-list-v2"]
+        #if XML
+            names += ["notes-writer-naive", "notes-writer-hardened"]
+        #endif
+        #if os(Linux)
+            names += ["notes-migrate-naive", "notes-migrate-hardened", "notes-migrate-check"]
+        #endif
+        return names
+    }
 
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
     static let secondsPerExample = 15.0
@@ -45,7 +85,7 @@ enum Demo {
         configuration.limits.timeoutMilliseconds = min(configuration.limits.timeoutMilliseconds, 500)
         configuration.minimizeMaxSeconds = 5
         configuration.minimizeTotalSeconds = 15
-        let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
+        let binDirectory = try programsFolder()
         let root = try packageRoot()
         return try examples.map { example in
             let loader = binDirectory.appendingPathComponent(example.executable).path
@@ -74,7 +114,7 @@ enum Demo {
     /// app's two writers through load, save, load again, and its two migrations cut short at
     /// every write.
     static func documentChecks(configuration: FuzzConfiguration) throws -> [DocumentCheckPlan] {
-        let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
+        let binDirectory = try programsFolder()
         let root = try packageRoot()
         func program(_ name: String) throws -> String {
             let path = binDirectory.appendingPathComponent(name).path
@@ -95,12 +135,16 @@ enum Demo {
                 olderCorpus: [root.appendingPathComponent("Corpus/friend-lists").path], newerCorpus: [],
                 newerFormat: BuiltinFormat.named("friend-list-v2"), generate: 20, options: options)
         }
-        let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer in
-            RoundTripCommand.plan(
-                loader: "\(try program("notes-loader-hardened")) @@", writer: "\(try program(writer)) @@ @out",
-                corpus: [root.appendingPathComponent("Corpus/notes").path], format: BuiltinFormat.named("notes"), appValidator: nil,
-                generate: 20, cycles: 2, options: options)
-        }
+        #if XML
+            let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer in
+                RoundTripCommand.plan(
+                    loader: "\(try program("notes-loader-hardened")) @@", writer: "\(try program(writer)) @@ @out",
+                    corpus: [root.appendingPathComponent("Corpus/notes").path], format: BuiltinFormat.named("notes"), appValidator: nil,
+                    generate: 20, cycles: 2, options: options)
+            }
+        #else
+            let roundTrips: [DocumentCheckPlan] = []
+        #endif
         // The notes migration cut short at every write and by power cuts (Linux: LD_PRELOAD).
         #if os(Linux)
             let crashPoints = try ["notes-migrate-naive", "notes-migrate-hardened"].map { migration in
@@ -112,6 +156,60 @@ enum Demo {
             let crashPoints: [DocumentCheckPlan] = []
         #endif
         return skew + roundTrips + crashPoints
+    }
+
+    /// The folder of the demo's programs: beside this binary, where SwiftPM builds them with the
+    /// package. The corrupt-fuzz product does not depend on them (a user's CI that builds the
+    /// CLI should not build sixteen demo programs), so the first demo of a checkout builds
+    /// them, with the same configuration and build folder as this binary.
+    static func programsFolder() throws -> URL {
+        let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
+        func missing() -> [String] {
+            programs.filter { !FileManager.default.isExecutableFile(atPath: binDirectory.appendingPathComponent($0).path) }
+        }
+        let absent = missing()
+        guard !absent.isEmpty else { return binDirectory }
+        let root = try packageRoot()
+        guard FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path),
+            let swift = RecorderLibrary.findInPath("swift", environment: ProcessInfo.processInfo.environment)
+        else {
+            throw CorruptFuzzError(
+                .unusableTarget,
+                "the demo's loaders (\(absent.joined(separator: ", "))) are not beside \(executablePath()); they are built from the corrupt-fuzz checkout: run the demo there with `swift run corrupt-fuzz run`"
+            )
+        }
+        // SwiftPM lays products out as <scratch>/<triple>/<configuration>/ (with a
+        // <scratch>/<configuration> link): build into the same folder this binary came from.
+        let configuration = binDirectory.lastPathComponent == "release" ? "release" : "debug"
+        var arguments = ["build", "--package-path", root.path, "-c", configuration]
+        let scratch = binDirectory.deletingLastPathComponent().deletingLastPathComponent()
+        if ["debug", "release"].contains(binDirectory.lastPathComponent),
+            FileManager.default.fileExists(atPath: scratch.appendingPathComponent(configuration).path)
+        {
+            arguments += ["--scratch-path", scratch.path]
+        }
+        FileHandle.standardError.write(
+            Data("building the demo's loaders once (swift \(arguments.joined(separator: " "))); this takes a few minutes\n".utf8))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: swift)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.standardError
+        process.standardError = FileHandle.standardError
+        do {
+            try process.run()
+        } catch {
+            throw CorruptFuzzError(.unusableTarget, "cannot start \(swift) to build the demo's loaders: \(error)")
+        }
+        process.waitUntilExit()
+        let still = missing()
+        guard process.terminationStatus == 0, still.isEmpty else {
+            throw CorruptFuzzError(
+                .unusableTarget,
+                "building the demo's loaders failed (swift \(arguments.joined(separator: " ")) exited \(process.terminationStatus)\(still.isEmpty ? "" : "; still missing: \(still.joined(separator: ", "))"))"
+            )
+        }
+        return binDirectory
     }
 
     /// The package checkout: the current folder when it holds the demo corpus, else the

@@ -193,7 +193,7 @@ struct SkewCommand: ParsableCommand {
         if generate < 0 { throw ValidationError("--generate must not be negative") }
         if generate > 0, newerFormat == nil { throw ValidationError("--generate needs --newer-format (whose generator makes the files)") }
         if let newerFormat, BuiltinFormat.named(newerFormat) == nil {
-            throw ValidationError("unknown format '\(newerFormat)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+            throw ValidationError(BuiltinFormat.unknown(newerFormat))
         }
     }
 
@@ -296,7 +296,7 @@ struct RoundTripCommand: ParsableCommand {
         if generate < 0 { throw ValidationError("--generate must not be negative") }
         if generate > 0, format == nil { throw ValidationError("--generate needs --format (whose generator makes the documents)") }
         if let format, BuiltinFormat.named(format) == nil {
-            throw ValidationError("unknown format '\(format)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+            throw ValidationError(BuiltinFormat.unknown(format))
         }
     }
 

@@ -2,8 +2,11 @@ import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzRunner
 import CorruptFuzzSchema
-import CorruptFuzzXML
 import Foundation
+
+#if XML
+    import CorruptFuzzXML
+#endif
 
 /// Options that describe how to run a target, shared by `run` and `replay`.
 struct TargetOptions: ParsableArguments {
@@ -62,7 +65,7 @@ struct TargetOptions: ParsableArguments {
     func builtinFormat() throws -> BuiltinFormat? {
         guard let format else { return nil }
         guard let found = BuiltinFormat.named(format) else {
-            throw ValidationError("unknown format '\(format)'; known formats: \(BuiltinFormat.names.joined(separator: ", "))")
+            throw ValidationError(BuiltinFormat.unknown(format))
         }
         return found
     }
@@ -122,20 +125,25 @@ struct ResolvedFormat {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(path)")
         }
-        let replay = [["--format", "xml"], ["--xsd", URL(fileURLWithPath: path).standardizedFileURL.path]]
-        do {
-            let format = try XMLFormat(xsd: [UInt8](data), name: path)
-            return ResolvedFormat(format: format, replayArguments: replay, source: path)
-        } catch let generatorProblem {
+        #if XML
+            let replay = [["--format", "xml"], ["--xsd", URL(fileURLWithPath: path).standardizedFileURL.path]]
             do {
-                let schema = try XMLSchemaValidator(xsd: [UInt8](data), name: path)
-                return ResolvedFormat(
-                    format: XMLFormat(schema: schema), replayArguments: replay,
-                    warnings: ["no documents are generated from \(path): \(generatorProblem)"], source: path)
-            } catch {
-                throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(path): \(error)")
+                let format = try XMLFormat(xsd: [UInt8](data), name: path)
+                return ResolvedFormat(format: format, replayArguments: replay, source: path)
+            } catch let generatorProblem {
+                do {
+                    let schema = try XMLSchemaValidator(xsd: [UInt8](data), name: path)
+                    return ResolvedFormat(
+                        format: XMLFormat(schema: schema), replayArguments: replay,
+                        warnings: ["no documents are generated from \(path): \(generatorProblem)"], source: path)
+                } catch {
+                    throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(path): \(error)")
+                }
             }
-        }
+        #else
+            _ = data
+            throw CorruptFuzzError(.invalidArgument, BuiltinFormat.unknown("xml"))
+        #endif
     }
 }
 

@@ -96,6 +96,7 @@ struct RunCommand: ParsableCommand {
                         regressions: nightly.regressions.map(RegressionFolder.init(root:)))
                 ]
             } else {
+                for line in Demo.skipped { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
                 plans = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil)
                 checks = try Demo.documentChecks(configuration: configuration)
             }
@@ -108,7 +109,7 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw configurationError(error)
         }
-        let findings = try execute(plans, checks: checks, writer: writer, known: known)
+        let findings = try execute(plans, checks: checks, writer: writer, known: known, skipUnrunnableChecks: targetOptions.target == nil)
         throw findings > 0 ? ExitCode(1) : ExitCode.success
     }
 
@@ -118,8 +119,11 @@ struct RunCommand: ParsableCommand {
     /// The report is written after each campaign's fuzzing phase (findings not minimized yet)
     /// and again after each campaign, so a failure in a later phase or campaign loses nothing
     /// already found. A failure of the tool itself is written into the report and ends in
-    /// exit status 2.
-    private func execute(_ plans: [CampaignPlan], checks: [DocumentCheckPlan], writer: ReportWriter, known: KnownFindings?) throws -> Int {
+    /// exit status 2; in the demo (`skipUnrunnableChecks`), a check that cannot run here is
+    /// skipped with a line saying why, and the rest of the report stands.
+    private func execute(
+        _ plans: [CampaignPlan], checks: [DocumentCheckPlan], writer: ReportWriter, known: KnownFindings?, skipUnrunnableChecks: Bool = false
+    ) throws -> Int {
         cf_install_interrupt_handler()
         // Descendants of a target that escape its process group (even into a new session)
         // are re-parented to us and killed, instead of outliving the campaign.
@@ -164,6 +168,9 @@ struct RunCommand: ParsableCommand {
             display.note("checking \(check.name)")
             do {
                 suites += try check.run()
+            } catch  where skipUnrunnableChecks && error.code == .unusableTarget {
+                display.note("skipped \(check.name): \(error)")
+                continue
             } catch {
                 if !suites.isEmpty { try? Self.write(&suites, writer: writer) }
                 throw configurationError(error)

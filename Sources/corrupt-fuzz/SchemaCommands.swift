@@ -1,8 +1,10 @@
 import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzPlist
-import CorruptFuzzXML
-import CorruptFuzzSQLite
+
+#if XML
+    import CorruptFuzzXML
+#endif
 import CorruptFuzzSchema
 import Foundation
 
@@ -73,13 +75,12 @@ struct GenerateCommand: ParsableCommand {
             } catch let error as CorruptFuzzError {
                 throw configurationError(error)
             }
-            guard let sqlite = resolved.format as? SQLiteFormat else { return }
             var rng = FuzzRNG(seed: seed)
             let name = URL(fileURLWithPath: schema).deletingPathExtension().lastPathComponent
             var failure: (any Error)?
-            try write(prefix: name, fileExtension: sqlite.fileExtension) {
+            try write(prefix: name, fileExtension: resolved.format.fileExtension) {
                 do {
-                    return try sqlite.sqliteMutator.generator.files(using: &rng).encoded()
+                    return try SQLiteBuiltins.generate(resolved, using: &rng)
                 } catch {
                     failure = failure ?? error
                     return []
@@ -99,19 +100,23 @@ struct GenerateCommand: ParsableCommand {
             return
         }
         if let xsd {
-            guard let data = FileManager.default.contents(atPath: xsd) else {
-                throw configurationError(CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)"))
-            }
-            let generator: XSDGenerator
-            do {
-                generator = try XSDGenerator(xsd: [UInt8](data))
-            } catch {
-                throw configurationError(CorruptFuzzError(.invalidArgument, "cannot generate from \(xsd): \(error)"))
-            }
-            var rng = FuzzRNG(seed: seed)
-            let name = URL(fileURLWithPath: xsd).deletingPathExtension().lastPathComponent
-            try write(prefix: name, fileExtension: "xml") { XMLWriter.write(generator.generate(using: &rng)) }
-            return
+            #if XML
+                guard let data = FileManager.default.contents(atPath: xsd) else {
+                    throw configurationError(CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)"))
+                }
+                let generator: XSDGenerator
+                do {
+                    generator = try XSDGenerator(xsd: [UInt8](data))
+                } catch {
+                    throw configurationError(CorruptFuzzError(.invalidArgument, "cannot generate from \(xsd): \(error)"))
+                }
+                var rng = FuzzRNG(seed: seed)
+                let name = URL(fileURLWithPath: xsd).deletingPathExtension().lastPathComponent
+                try write(prefix: name, fileExtension: "xml") { XMLWriter.write(generator.generate(using: &rng)) }
+                return
+            #else
+                throw configurationError(CorruptFuzzError(.invalidArgument, BuiltinFormat.unknown("xml")))
+            #endif
         }
         guard let schema else { return }
         let loaded: BinarySchema

@@ -1,4 +1,18 @@
-// The file-operation recorder of `corrupt-fuzz crashpoints` (see corrupt_fuzz_recorder.h).
+// The file-operation recorder of `corrupt-fuzz crashpoints`: a shared library loaded into the
+// program under test with LD_PRELOAD (Linux; DYLD_INSERT_LIBRARIES is not supported). It has no
+// API: it interposes libc's file functions, and is configured by the environment:
+//
+//   CORRUPT_FUZZ_DATA_DIR   only operations on files below this folder are recorded
+//   CORRUPT_FUZZ_RECORD     the log file: one line per operation, a write's bytes after its line
+//   CORRUPT_FUZZ_KILL_AT    the process kills itself (SIGKILL) just before operation N (0-based)
+//
+// A line: `OP INDEX PID NAME FD OFFSET LENGTH FLAGS PATH[\tPATH2]`, then LENGTH bytes for the
+// writes (write, pwrite, writev). At exit the files still open and the locks still held are
+// logged as `held-fd` and `held-lock`.
+//
+// It is not built by SwiftPM: the source is embedded in CorruptFuzzRunner (`embedInCode`) and
+// compiled on first use by RecorderLibrary, so that every build of the CLI and of a package
+// that uses the test module has it.
 //
 // Loaded with LD_PRELOAD, it stands in front of libc's open, write, rename, fsync... : for a file
 // below CORRUPT_FUZZ_DATA_DIR, it counts the operation, kills the process if this is the
@@ -23,8 +37,6 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-#include "corrupt_fuzz_recorder.h"
 
 #if defined(__linux__)
 
