@@ -1,3 +1,4 @@
+import Foundation
 import CorruptFuzzCore
 import CorruptFuzzRunner
 
@@ -63,10 +64,59 @@ public struct ReplayDescription: Sendable, Hashable, Codable {
         return words.joined(separator: " ")
     }
 
+    /// The same description with every path below `base` written relative to it: the tool, the
+    /// target's and validators' programs, schema files. A report's commands then work from the
+    /// folder the campaign ran in (the repository root) on any machine with the same checkout,
+    /// not only on the one, and in the folder, that made them.
+    public func relative(to base: String) -> ReplayDescription {
+        var copy = self
+        let relate = PathRelativizer(base: base)
+        copy.tool = relate.word(tool)
+        copy.targetCommand = relate.commandLine(targetCommand)
+        copy.selection = selection.map { option in option.enumerated().map { $0.offset == 0 ? $0.element : relate.anyWord($0.element) } }
+        copy.directExecutable = directExecutable.map(relate.word)
+        copy.commandWords = commandWords.map { words in words.map(relate.anyWord) }
+        return copy
+    }
+
     /// `512MB`, `2GB`, or bytes.
     static func size(_ bytes: Int64) -> String {
         if bytes > 0, bytes % (1 << 30) == 0 { return "\(bytes >> 30)GB" }
         if bytes > 0, bytes % (1 << 20) == 0 { return "\(bytes >> 20)MB" }
         return "\(bytes)"
+    }
+}
+
+/// Rewrites absolute paths below a base folder as relative ones, inside single words and
+/// inside command lines (`'/repo/.build/debug/loader --strict @@'`).
+public struct PathRelativizer: Sendable {
+    /// The base folder, standardized, without a trailing slash.
+    public let base: String
+
+    public init(base: String) {
+        var base = URL(fileURLWithPath: base).standardizedFileURL.path
+        while base.count > 1, base.hasSuffix("/") { base.removeLast() }
+        self.base = base
+    }
+
+    /// `word` relative to the base when it is an absolute path below it, else unchanged.
+    public func word(_ word: String) -> String {
+        guard word.hasPrefix("/"), base != "/" else { return word }
+        if word == base { return "." }
+        guard word.hasPrefix(base + "/") else { return word }
+        let rest = String(word.dropFirst(base.count + 1))
+        return rest.isEmpty ? "." : rest
+    }
+
+    /// A command line with each of its words made relative.
+    public func commandLine(_ line: String) -> String {
+        guard let words = try? ShellWords.split(line) else { return line }
+        return words.map { $0 == "@@" ? $0 : ShellWords.quote(self.word($0)) }.joined(separator: " ")
+    }
+
+    /// A word that may be a path or a whole command line (an option's value such as
+    /// `--validator './check @@'` or `--older '/repo/v1 @@'`).
+    public func anyWord(_ value: String) -> String {
+        value.contains(" ") ? commandLine(value) : word(value)
     }
 }

@@ -17,12 +17,17 @@ public struct ReportWriter: Sendable {
     /// The run's own folder inside it.
     public let folder: URL
     public let runID: String
+    /// The folder replay commands are written relative to: where the run started (normally
+    /// the repository root). Each finding folder also gets a `replay` script that works from
+    /// there wherever the report folder is copied.
+    public let workingDirectory: String
 
     /// Creates the run's folder under `root`, failing early when it cannot be written.
     /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`).
-    public init(root: String, runID: String) throws(CorruptFuzzError) {
+    public init(root: String, runID: String, workingDirectory: String = FileManager.default.currentDirectoryPath) throws(CorruptFuzzError) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL
         self.runID = runID
+        self.workingDirectory = workingDirectory
         folder = self.root.appendingPathComponent(runID)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -80,7 +85,14 @@ public struct ReportWriter: Sendable {
                     if parts.count > 1 { try create(url.deletingLastPathComponent()) }
                     try write(Data(attachment.bytes), to: url)
                 }
-                let replay = record.finding.replayArguments.map(suite.replay.command(with:)) ?? suite.replay.command(replaying: replayPath)
+                let relative = suite.replay.relative(to: workingDirectory)
+                let relate = PathRelativizer(base: workingDirectory)
+                let replay = record.finding.replayArguments.map(relative.command(with:)) ?? relative.command(replaying: relate.word(replayPath))
+                try writeReplayScript(
+                    in: dir,
+                    command: record.finding.replayArguments.map(relative.command(with:))
+                        ?? relative.command(replaying: "@REPRODUCER@").replacingOccurrences(
+                            of: "@REPRODUCER@", with: minimizedPath == nil ? ShellWords.quote(replayPath) : "\"$here/minimized\(suffix)\""))
                 var item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
                 if let source = suite.source, let sourceText,
                     let line = SourceLocator.line(of: record.finding, file: source, text: sourceText)
@@ -93,6 +105,29 @@ public struct ReportWriter: Sendable {
             }
             suites[s].reproducers = saved
         }
+    }
+
+    /// Writes `replay` into a finding's folder: a script that replays the finding with its own
+    /// reproducer, run from the folder the campaign ran in (or `CORRUPT_FUZZ_ROOT`), wherever the
+    /// report folder itself now is. `CORRUPT_FUZZ` names another corrupt-fuzz binary.
+    func writeReplayScript(in dir: URL, command: String) throws(CorruptFuzzError) {
+        var words = command
+        // The tool, as the first word, may be replaced by CORRUPT_FUZZ.
+        if let space = words.firstIndex(of: " ") {
+            words = "\"${CORRUPT_FUZZ:-\(words[..<space].replacingOccurrences(of: "\"", with: "\\\""))}\"" + words[space...]
+        }
+        let script = """
+            #!/bin/sh
+            # Replays this finding. Run it from the folder the campaign ran in (the repository root),
+            # or set CORRUPT_FUZZ_ROOT to that folder; CORRUPT_FUZZ names another corrupt-fuzz binary.
+            here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd) || exit 2
+            cd "${CORRUPT_FUZZ_ROOT:-.}" || exit 2
+            exec \(words)
+
+            """
+        let url = dir.appendingPathComponent("replay")
+        try write(Data(script.utf8), to: url)
+        _ = chmod(url.path, 0o755)
     }
 
     /// Writes junit.xml, summary.json and report.json, and points `latest` at this run.

@@ -42,6 +42,45 @@ struct CLICampaignTests {
         #expect(clean.stdout.contains("no finding"))
     }
 
+    @Test("replay commands are relative to the folder the run started in, and a finding's replay script works from a copied report")
+    func relocatableReplay() throws {
+        let corpus = try fixtureCorpus(), reports = try temporaryFolder("reports"), elsewhere = try temporaryFolder("copied")
+        defer {
+            for folder in [corpus, reports, elsewhere] { try? FileManager.default.removeItem(at: folder) }
+        }
+        let result = try corruptFuzz([
+            "run", "--target", "\(product("FixtureTarget")) file @@", "--corpus", corpus.path, "--runs", "200", "--timeout", "300ms",
+            "--seed", "3", "--reports", reports.path,
+        ])
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        let targetJSON = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        let crash = try #require(findings(of: targetJSON).first { $0["kind"] as? String == "crash" })
+        let replay = try #require(crash["replay"] as? String)
+        // The binaries below the checkout are named relative to it (the run started there).
+        #expect(!replay.contains(packageRoot.path), "\(replay)")
+        #expect(replay.contains(".build/"), "\(replay)")
+        // Copy the run's folder elsewhere, drop the original, and replay from the checkout.
+        let run = try #require(try FileManager.default.contentsOfDirectory(atPath: reports.path).first { $0 != "latest" })
+        let copy = elsewhere.appendingPathComponent(run)
+        try FileManager.default.copyItem(at: reports.appendingPathComponent(run), to: copy)
+        try FileManager.default.removeItem(at: reports)
+        let targetFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: copy.appendingPathComponent("findings").path).first)
+        let findingFolder = copy.appendingPathComponent("findings/\(targetFolder)/crash-1")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [findingFolder.appendingPathComponent("replay").path]
+        process.currentDirectoryURL = packageRoot
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(output)")
+        #expect(output.contains("finding: crash"), "\(output)")
+        #expect(output.contains(copy.path), "the script replays its own folder's reproducer: \(output)")
+    }
+
     @Test("the same seed and corpus give the same inputs; another seed does not")
     func determinism() throws {
         let corpus = try fixtureCorpus()
