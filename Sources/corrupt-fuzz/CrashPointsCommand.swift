@@ -25,9 +25,13 @@ struct CrashPointsCommand: ParsableCommand {
             Findings: torn-state, lost-data, duplicate-data, stray-file, held-lock (a lock or file \
             still held when the program exits), crash, hang.
 
-            Example:
-              corrupt-fuzz crashpoints --target 'notes-migrate-naive @@' --data Corpus/migration \\
-                --check 'notes-migrate-check @@'
+            Example, from the repository root after `swift build` (a test runs it): the naive \
+            notes migration, cut short, tears, loses and duplicates notes, leaves files behind \
+            and holds its lock: 12 findings (exit 1).
+              corrupt-fuzz crashpoints \\
+                --target '.build/debug/notes-migrate-naive @@' \\
+                --data Corpus/migration/notes-app \\
+                --check '.build/debug/notes-migrate-check @@'
             """)
 
     @Option(name: .long, help: ArgumentHelp("The save or migration; @@ is the data folder.", valueName: "command"))

@@ -146,10 +146,14 @@ struct SkewCommand: ParsableCommand {
             valid (--newer-format) and load again to the same digest, twice (writer-corruption), \
             and joins the newer files.
 
-            Example:
-              corrupt-fuzz skew --older 'friend-list-naive @@' --newer 'friend-list-v2 @@' \\
-                --newer-writer 'friend-list-v2 resave @@ @out' --older-corpus Corpus/friend-lists \\
-                --newer-format friend-list-v2 --generate 20
+            Example, from the repository root after `swift build` (a test runs it): version 1 \
+            of the friend list reads version 2's files and drops their nicknames, \
+            lost-on-downgrade (exit 1).
+              corrupt-fuzz skew --older '.build/debug/friend-list-naive @@' \\
+                --newer '.build/debug/friend-list-v2 @@' \\
+                --newer-writer '.build/debug/friend-list-v2 resave @@ @out' \\
+                --older-corpus Corpus/friend-lists --newer-format friend-list-v2 \\
+                --generate 20
             """)
 
     @Option(name: .long, help: ArgumentHelp("The older version's loader (@@ is the file).", valueName: "command"))
@@ -256,9 +260,13 @@ struct RoundTripCommand: ParsableCommand {
             load, or loads to another digest is a writer-corruption finding with the document and \
             every saved file; a valid document the loader rejects is a false-rejection.
 
-            Example:
-              corrupt-fuzz roundtrip --loader 'notes-loader-hardened @@' \\
-                --writer 'notes-writer-naive @@ @out' --corpus Corpus/notes --format notes
+            Example, from the repository root after `swift build` (a test runs it): the naive \
+            notes writer escapes `&` but not `<`, so a note that quotes markup is saved as a \
+            document that no longer parses, writer-corruption (exit 1).
+              corrupt-fuzz roundtrip \\
+                --loader '.build/debug/notes-loader-hardened @@' \\
+                --writer '.build/debug/notes-writer-naive @@ @out' \\
+                --corpus Corpus/notes --format notes --generate 20
             """)
 
     @Option(name: .long, help: ArgumentHelp("The app's loader (@@ is the file).", valueName: "command"))

@@ -15,9 +15,14 @@ struct RunCommand: ParsableCommand {
             with an optional stderr line 'reason: WORD' (not-found, empty, corrupt, unsupported-version, ...); \
             death by a signal = crash; no exit within --timeout = hang; over --memory-limit = oom.
 
-            Examples:
-              corrupt-fuzz run --target './my-loader @@' --corpus Corpus/mine --duration 60s
-              corrupt-fuzz run --target 'xmllint --noout @@' --corpus samples/ --runs 5000 --seed 7
+            Examples, from the repository root after `swift build` (a test runs each): the \
+            naive habit loader as a worker, which crashes (exit 1); xmllint, which survives \
+            (exit 0).
+              corrupt-fuzz run --target '.build/debug/habit-loader-naive @@' \\
+                --corpus Corpus/habits --schema Corpus/schemas/habit-tracker.ksy \\
+                --worker --runs 3000
+              corrupt-fuzz run --target 'xmllint --noout @@' --corpus Corpus/notes \\
+                --runs 300 --seed 7
             """)
 
     @OptionGroup var targetOptions: TargetOptions
