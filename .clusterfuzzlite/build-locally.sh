@@ -2,7 +2,8 @@
 # Runs .clusterfuzzlite/build.sh here, without Docker, in the environment ClusterFuzzLite's
 # Swift image gives it ($SRC, $OUT, $WORK, $SANITIZER, the base builder's $CFLAGS and
 # $CXXFLAGS for the address sanitizer, and precompile_swift on PATH), then runs each fuzzer it
-# built for a few seconds on its seed corpus, as `run_fuzzers` would.
+# built for a few seconds on its seed corpus, as `run_fuzzers` would. Needs zip and unzip
+# (bash Scripts/setup.sh installs them).
 #   bash .clusterfuzzlite/build-locally.sh [seconds per fuzzer, default 10]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,6 +12,8 @@ root="${CFLITE_LOCAL:-/tmp/cflite-local}"
 export SRC="$root/src" OUT="$root/out" WORK="$root/work"
 export SANITIZER=address FUZZING_ENGINE=libfuzzer FUZZING_LANGUAGE=swift ARCHITECTURE=x86_64
 export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
+# The demo library products the harnesses use (build.sh sets it too).
+export CORRUPT_FUZZ_FUZZERS=1
 # base-builder: CFLAGS plus the sanitizer's and coverage flags, as its `compile` sets them.
 base="-O1 -fno-omit-frame-pointer -gline-tables-only -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
 export CFLAGS="$base -fsanitize=address -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link"

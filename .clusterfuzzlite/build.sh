@@ -9,6 +9,10 @@
 # and $CFLAGS/$CXXFLAGS passed on (precompile_swift of base-builder-swift).
 . precompile_swift
 
+# The main package declares the demo library products the harnesses use (HabitLoaders,
+# NotesLoaders, CorruptFuzzExamples) only when this is set while its manifest is evaluated.
+export CORRUPT_FUZZ_FUZZERS=1
+
 cd "$SRC/corrupt-fuzz/Fuzz"
 # shellcheck disable=SC2086  # SWIFTFLAGS is a list of words
 swift build -c release $SWIFTFLAGS

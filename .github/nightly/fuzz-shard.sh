@@ -12,18 +12,25 @@ shard="$1"
 seconds="$2"
 # Every shard of one workflow run uses the same seed (they split its deterministic inputs).
 seed="${GITHUB_RUN_ID:-0}"
+# The targets' executables: this package's release build (the workflow's "Build release" step).
 bin="$(swift build -c release --show-bin-path)"
+# corrupt-fuzz itself: this repository's build, or the dependency's (see cli.sh).
+cli="$(bash .github/nightly/cli.sh)"
 out=nightly-out
 mkdir -p "$out/reports" "$out/corpus" nightly-corpus work
 while IFS='|' read -r name executable format corpus; do
+    if [ ! -x "$bin/$executable" ]; then
+        echo "::error::no $bin/$executable: build the targets first (swift build -c release)"
+        exit 2
+    fi
     seeds="work/seeds-$name"
     rm -rf "$seeds"
     folders=("$corpus")
     [ -d "nightly-corpus/$name" ] && folders+=("nightly-corpus/$name")
-    "$bin/corrupt-fuzz" merge --corpus-output "$seeds" "${folders[@]}"
+    "$cli" merge --corpus-output "$seeds" "${folders[@]}"
     status=0
     # shellcheck disable=SC2086  # the format options are words
-    "$bin/corrupt-fuzz" run --target "$bin/$executable @@" --worker $format --corpus "$seeds" \
+    "$cli" run --target "$bin/$executable @@" --worker $format --corpus "$seeds" \
         --duration "${seconds}s" --timeout 500ms --shard "$shard" --seed "$seed" \
         --known-findings .github/nightly/known-findings.txt --regressions Corpus/regressions \
         --corpus-output "$out/corpus" --reports "$out/reports/$name" </dev/null || status=$?

@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source .github/nightly/targets.sh
 shards="$1"
-bin="$(swift build -c release --show-bin-path)"
+# corrupt-fuzz itself: this repository's build, or the dependency's (see cli.sh).
+cli="$(bash .github/nightly/cli.sh)"
 mkdir -p nightly-merged nightly-corpus
 reports=()
 # Each shard wrote one run folder per target; `latest` (a link to it, which artifact uploads
@@ -23,14 +24,14 @@ if [ ${#reports[@]} -eq 0 ]; then
     exit 0
 fi
 status=0
-"$bin/corrupt-fuzz" merge "${reports[@]}" --reports nightly-merged \
+"$cli" merge "${reports[@]}" --reports nightly-merged \
     --known-findings .github/nightly/known-findings.txt --new-findings-file nightly-merged/new-findings.txt || status=$?
 echo "$status" >nightly-merged/status
 xmllint --noout nightly-merged/latest/junit.xml
 while IFS='|' read -r name _ _ _; do
     grown=()
     for folder in "$shards"/*/corpus/"$name"; do [ -d "$folder" ] && grown+=("$folder"); done
-    [ ${#grown[@]} -gt 0 ] && "$bin/corrupt-fuzz" merge --corpus-output "nightly-corpus/$name" "${grown[@]}"
+    [ ${#grown[@]} -gt 0 ] && "$cli" merge --corpus-output "nightly-corpus/$name" "${grown[@]}"
 done < <(nightly_targets)
 if [ "$status" -eq 1 ]; then
     echo "New findings (add these lines to .github/nightly/known-findings.txt to accept them, or fix them):"

@@ -6,7 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source .github/nightly/targets.sh
+# The targets' executables: this package's release build (the workflow's "Build release" step).
 bin="$(swift build -c release --show-bin-path)"
+# corrupt-fuzz itself: this repository's build, or the dependency's (see cli.sh).
+cli="$(bash .github/nightly/cli.sh)"
 status=0
 replayed=0
 while IFS='|' read -r name executable format _; do
@@ -15,9 +18,13 @@ while IFS='|' read -r name executable format _; do
     files=()
     while IFS= read -r -d '' file; do files+=("$file"); done < <(find "$folder" -maxdepth 1 -type f ! -name '.*' -print0 | sort -z)
     [ ${#files[@]} -gt 0 ] || continue
+    if [ ! -x "$bin/$executable" ]; then
+        echo "::error::no $bin/$executable: build the targets first (swift build -c release)"
+        exit 2
+    fi
     replayed=$((replayed + ${#files[@]}))
     # shellcheck disable=SC2086  # the format options are words
-    "$bin/corrupt-fuzz" replay --target "$bin/$executable @@" $format --timeout 2s --name "$name" \
+    "$cli" replay --target "$bin/$executable @@" $format --timeout 2s --name "$name" \
         --known-findings .github/nightly/known-findings.txt "${files[@]}" || { s=$?; [ "$s" -gt "$status" ] && status=$s; }
 done < <(nightly_targets)
 echo "replayed $replayed inputs of the regression store"

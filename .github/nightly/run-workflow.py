@@ -13,7 +13,8 @@ the `uses:` steps:
 - actions/cache/restore and actions/cache/save: a local cache folder, restored by key or
   prefix as GitHub does;
 - any other (the JUnit reporter): skipped, after checking that the files it is given exist
-  and, for JUnit files, validate against junit-10.xsd with xmllint.
+  and, for JUnit files, validate against junit-10.xsd with xmllint (corrupt-fuzz's copy: this
+  repository's, or, in a package that depends on corrupt-fuzz, its checkout's under .build).
 
 Steps run as GitHub runs them: `bash -e` in the workspace; after a failed step, only steps
 whose `if:` says always() or failure() run, and the job fails.
@@ -34,7 +35,15 @@ import tempfile
 import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-JUNIT_XSD = os.path.join(ROOT, "Tests", "CorruptFuzzReportingTests", "Resources", "junit-10.xsd")
+JUNIT_XSD = os.path.join("Tests", "CorruptFuzzReportingTests", "Resources", "junit-10.xsd")
+
+
+def junit_schema(workspace):
+    """corrupt-fuzz's junit-10.xsd: in this repository, or in a corrupt-fuzz checkout of the
+    workspace (the job copied into a package that depends on corrupt-fuzz); None if neither."""
+    candidates = [os.path.join(ROOT, JUNIT_XSD), os.path.join(workspace, JUNIT_XSD)]
+    candidates += sorted(glob.glob(os.path.join(workspace, ".build", "checkouts", "*", JUNIT_XSD)))
+    return next((path for path in candidates if os.path.isfile(path)), None)
 
 
 def substitute(text, context):
@@ -150,8 +159,13 @@ def run_uses(step, with_, workspace, state, log):
             return False
         for file in files:
             if file.endswith(".xml"):
-                subprocess.run(["xmllint", "--noout", "--schema", JUNIT_XSD, file], check=True)
-                log(f"  {action} skipped; its input {os.path.relpath(file, workspace)} validates against junit-10.xsd")
+                schema = junit_schema(workspace)
+                checked = ["--schema", schema] if schema else []
+                if subprocess.run(["xmllint", "--noout", *checked, file]).returncode != 0:
+                    log(f"  {action}: {os.path.relpath(file, workspace)} is not valid")
+                    return False
+                what = "validates against junit-10.xsd" if schema else "is well-formed (no junit-10.xsd found)"
+                log(f"  {action} skipped; its input {os.path.relpath(file, workspace)} {what}")
     return True
 
 

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the nightly jobs need on a clean swift:6.3 container (as .ci/run does): libxml2
-# for the XML module and the notes loaders, xmllint to check junit.xml.
+# Installs the system packages the nightly jobs need: corrupt-fuzz's own Scripts/setup.sh (one
+# list for CI, the workflows and ClusterFuzzLite), taken from this repository or, where the job
+# was copied into a package that depends on corrupt-fuzz, from the checkout SwiftPM resolved,
+# so it always matches the corrupt-fuzz version in use. (Resolving needs git, not these
+# packages.) Add what your own loaders need after it. Standard output is Scripts/setup.sh's:
+# on macOS an `export PKG_CONFIG_PATH=...` line, for `eval "$(bash .github/nightly/setup.sh)"`.
+#   bash .github/nightly/setup.sh
 set -euo pipefail
-need=()
-command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
-pkg-config --exists libxml-2.0 2>/dev/null || need+=(libxml2-dev)
-if [ ${#need[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
-fi
+here="$(dirname "$0")"
+package="$(bash "$here/cli.sh" --package)"
+exec bash "$package/Scripts/setup.sh" "$@"

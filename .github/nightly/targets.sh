@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Reads .github/nightly/targets.txt: `nightly_targets` prints "NAME|EXECUTABLE|FORMAT|CORPUS"
 # lines with the padding trimmed. Sourced by the other scripts.
 nightly_targets() {

@@ -30,7 +30,8 @@ trap 'rm -rf "$work"' EXIT
 swift build -c release --product corrupt-fuzz-speed >/dev/null
 swiftc -O -sanitize=fuzzer -parse-as-library -module-name HabitFuzz \
     Examples/HabitLoaders/*.swift Benchmarks/Speed/libfuzzer-habit.swift -o "$work/habit-libfuzzer"
-(cd Fuzz && swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library --product HabitLoaderHardenedFuzzer >/dev/null)
+# Fuzz/ uses demo library products the main package declares only with CORRUPT_FUZZ_FUZZERS=1.
+(cd Fuzz && CORRUPT_FUZZ_FUZZERS=1 swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library --product HabitLoaderHardenedFuzzer >/dev/null)
 
 # libFuzzer's executions per second: rate_libfuzzer BINARY
 rate_libfuzzer() {

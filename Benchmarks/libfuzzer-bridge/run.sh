@@ -16,6 +16,8 @@ limit="${2:-120}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export SWIFT_BACKTRACE=enable=no
+# Fuzz/ uses demo library products the main package declares only with this set.
+export CORRUPT_FUZZ_FUZZERS=1
 
 flags=(-c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library --product HabitLoaderNaiveFuzzer)
 (cd Fuzz && swift build "${flags[@]}" >/dev/null && swift build "${flags[@]}" -Xswiftc -DCORRUPT_FUZZ_BYTES_ONLY --build-path .build-bytes-only >/dev/null)
