@@ -1,5 +1,5 @@
 # The demo's habit-tracker file (a fitness app's user data), in Kaitai Struct YAML.
-# Keys starting with "-" are corrupt-fuzz extensions (see README, "Schemas").
+# Keys starting with "-" are corrupt-fuzz extensions (see Docs/Formats.md, "Binary formats from a schema").
 meta:
   id: habit_tracker
   file-extension: habits

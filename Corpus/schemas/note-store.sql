@@ -1,6 +1,6 @@
 -- The bundled note-store app's database (corrupt-fuzz's sqlite example, loaders in
 -- Examples/SQLiteLoaders). The schema is SQL DDL; `-- corrupt-fuzz:` lines describe the rows
--- and the file (README: "SQLite databases").
+-- and the file (Docs/Formats.md: "SQLite databases").
 -- corrupt-fuzz: page_size 1024 4096
 -- corrupt-fuzz: user_version 2
 -- corrupt-fuzz: rows folders 1..4

@@ -5,11 +5,12 @@ import Testing
 import XCTest
 
 /// Hammers an in-process loader with valid and corrupt files of a format and returns what it
-/// found, without failing the test (see ``assertLoaderSurvivesCorruption(_:format:seeds:options:filePath:sourceLocation:load:validate:)``).
+/// found, without failing the test (see
+/// ``assertLoaderSurvivesCorruption(_:format:seeds:options:filePath:sourceLocation:load:validate:)-(_,_,_,_,_,_,(Data)->Value,_)``).
 ///
 /// - Parameters:
 ///   - id: A stable name for the check; names its regression folder and its worker.
-///   - format: The file format (e.g. a ``SchemaFormat`` from a `.ksy` file).
+///   - format: The file format (e.g. a `SchemaFormat` from a `.ksy` file).
 ///   - seeds: Valid files to start from; the format generates some when empty.
 ///   - options: Runs, seed, isolation, timeout.
 ///   - load: The app's loader: returns the loaded value or throws why it cannot. An error with
@@ -17,6 +18,8 @@ import XCTest
 ///     `unsupported-version`, …).
 ///   - validate: The app's own check of a loaded value, `validateUserData`-style: nil or an
 ///     empty string when the value is valid, else a message.
+///   - filePath: The test's file (the default); the regression store is in the package that
+///     holds it.
 /// - Returns: The findings (crash, hang, oom, silent acceptance, false rejection, wrong reason).
 public func verifyLoaderSurvivesCorruption<Value>(
     _ id: String, format: some FuzzFormat, seeds: [Data] = [], options: CorruptFuzzOptions = .init(),
@@ -61,6 +64,8 @@ public func assertLoaderSurvivesCorruption<Value>(
 ///   - id: A stable name for the check; names its regression folder and its worker.
 ///   - seeds: Valid files to start from (at least one).
 ///   - options: Runs, seed, isolation, timeout.
+///   - filePath: The test's file (the default); the regression store is in the package that
+///     holds it.
 ///   - load: The app's loader.
 public func verifyLoaderSurvivesCorruption<Value>(
     _ id: String, seeds: [Data], options: CorruptFuzzOptions = .init(), filePath: StaticString = #filePath,

@@ -27,13 +27,17 @@ enum SaveMode {
 
 /// Cuts a save short at every file operation, and by the power cuts that can follow it, as
 /// `corrupt-fuzz crashpoints` does, for Swift save code in a test: `save` runs in a copy of this
-/// test process under the recorder (``RecorderLibrary``, Linux; built on first use), killed before each
+/// test process under the recorder (`RecorderLibrary`, Linux; built on first use), killed before each
 /// operation in turn; `check` reads each crash state (what the app shows after a start: a line
 /// per record) and must see the data from before or after the save, and `save` run again must
 /// finish the job without duplicates or stray files, and hold no lock when it returns.
 ///
 /// - Parameters:
+///   - id: A stable name for the check; the test process runs the save when started for it.
 ///   - data: The folder before the save (every run gets a copy; it is never changed).
+///   - maxStates: The most crash states to check (kill points first).
+///   - seed: The seed of the sampled power-cut states; nil takes `CORRUPT_FUZZ_SEED`, else 0.
+///   - timeout: The deadline of one run of the save.
 ///   - save: The save or migration, given the folder.
 ///   - check: The app's load of a folder: a line per record, or throws why it does not load.
 /// - Returns: The findings (`torn-state`, `lost-data`, `duplicate-data`, `stray-file`,

@@ -19,8 +19,10 @@ public struct DocumentAction<Document>: Sendable {
     let body: @Sendable (inout Document, inout FuzzRNG) -> String?
 
     /// Creates an action.
-    /// - Parameter body: Changes the document and returns a description of the change with its
-    ///   parameters, or nil when the action does not apply to this document.
+    /// - Parameters:
+    ///   - name: The action's name.
+    ///   - body: Changes the document and returns a description of the change with its
+    ///     parameters, or nil when the action does not apply to this document.
     public init(_ name: String, _ body: @escaping @Sendable (inout Document, inout FuzzRNG) -> String?) {
         self.name = name
         self.body = body
@@ -39,6 +41,8 @@ public struct SaveAndReload<Document>: Sendable {
 
     /// - Parameters:
     ///   - format: Judges every saved file (nil: only the reload is checked).
+    ///   - save: The app's writer: the document's bytes as the app saves them.
+    ///   - load: The app's loader of what `save` wrote.
     ///   - digest: What the document holds, as text: equal documents, equal digests.
     public init(
         format: (any FuzzFormat)? = nil, save: @escaping @Sendable (Document) throws -> Data,

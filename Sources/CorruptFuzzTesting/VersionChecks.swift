@@ -18,6 +18,7 @@ public struct AppVersion<Document>: Sendable {
     let save: (@Sendable (Document) throws -> Data)?
 
     /// - Parameters:
+    ///   - name: The version's name in findings (`v1`, `2.3`).
     ///   - load: The version's loader; an error with a `reason` property gives the reason word
     ///     (`unsupported-version` for a file from a newer version).
     ///   - digest: What the loaded document holds, as text: equal documents give equal digests,

@@ -28,10 +28,24 @@ let releaseProducts = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_RELEASE_
 /// Runs the corrupt-fuzz binary with `arguments`, like a user in a shell (stdin closed).
 /// - Parameter executable: Another corrupt-fuzz binary (the release build's).
 func corruptFuzz(_ arguments: [String], in directory: URL = packageRoot, executable: String = product("corrupt-fuzz")) throws -> CommandResult {
+    try runProcess(executable, arguments, in: directory)
+}
+
+/// Runs a shell script at the repository root, with the built products first on PATH (so
+/// `corrupt-fuzz` and the demo's programs are found as a user who built them finds them).
+func shell(_ script: String, in directory: URL = packageRoot) throws -> CommandResult {
+    var environment = ProcessInfo.processInfo.environment
+    environment["PATH"] = productsDirectory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+    return try runProcess("/bin/bash", ["-c", script], in: directory, environment: environment)
+}
+
+/// Runs a program to its end with stdin closed, reading its stdout and stderr.
+func runProcess(_ executable: String, _ arguments: [String], in directory: URL, environment: [String: String]? = nil) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.currentDirectoryURL = directory
+    if let environment { process.environment = environment }
     process.standardInput = FileHandle.nullDevice
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
