@@ -276,7 +276,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             close(worker.commands); close(worker.results); close(log)
             throw CorruptFuzzError(
                 .unusableTarget,
-                "\(path) is not a corrupt-fuzz worker: it \(problem) instead of saying hello on fd 3. --worker needs a loader that serves inputs (CorruptFuzzWorker.serve in Swift, cf_worker_main from corrupt_fuzz_worker.h in C; see Docs/CLI.md, "Persistent workers")"
+                "\(path) is not a corrupt-fuzz worker: it \(problem) instead of saying hello on fd 3. --worker needs a loader that serves inputs (CorruptFuzzWorker.serve in Swift, cf_worker_main from corrupt_fuzz_worker.h in C; see Docs/CLI.md, Persistent workers)"
                     + (printed.isEmpty ? "" : ". It printed: \(printed)"))
         }
         return worker
