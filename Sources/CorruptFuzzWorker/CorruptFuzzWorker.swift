@@ -126,12 +126,27 @@ public enum CorruptFuzzWorker {
         }
     }
 
-    /// The reason word of an error: its `reason` property (a String, or a String-backed enum);
-    /// `corrupt` for Codable's decoding errors; `not-found`, `corrupt` or `too-large` for
-    /// Foundation's file and property-list errors; else nil.
+    /// The reason word of an error, as apps write their errors. The first rule that gives one:
+    ///
+    /// 1. a stored `reason` property: a String, or a String-backed value (``Reason``-like, an
+    ///    enum with raw values);
+    /// 2. the error is itself an enum with String raw values that are words
+    ///    (`enum LoadError: String, Error { case corrupt, notFound = "not-found" }`);
+    /// 3. `corrupt` for Codable's decoding errors; `not-found`, `corrupt` or `too-large` for
+    ///    Foundation's file and property-list errors;
+    /// 4. a `LocalizedError`'s `failureReason` or `errorDescription`, or a
+    ///    `CustomStringConvertible` error's `description`, that starts with one of the words
+    ///    corrupt-fuzz knows (``knownWords``), alone or before `:` (`"corrupt: bad header"`);
+    /// 5. an enum's case name, in the words' spelling (`case unsupportedVersion(found: 3)` gives
+    ///    `unsupported-version`).
+    ///
+    /// Else nil (the type's name stands in). A computed `reason` property is not stored, so
+    /// reflection cannot see it: make it stored, or start the description with the word.
     public static func reasonWord(of error: any Error) -> String? {
-        let property = Mirror(reflecting: error).children.first { $0.label == "reason" }?.value
+        let mirror = Mirror(reflecting: error)
+        let property = mirror.children.first { $0.label == "reason" }?.value
         if let word = (property as? String) ?? (property as? any RawRepresentable<String>)?.rawValue { return word }
+        if let raw = (error as? any RawRepresentable<String>)?.rawValue, isWord(raw) { return raw }
         if error is DecodingError { return "corrupt" }
         if let cocoa = error as? CocoaError {
             switch cocoa.code {
@@ -141,7 +156,60 @@ public enum CorruptFuzzWorker {
             default: break
             }
         }
+        if let localized = error as? any LocalizedError {
+            for text in [localized.failureReason, localized.errorDescription] {
+                if let text, let word = knownWord(startingWith: text) { return word }
+            }
+        }
+        if let description = ownDescription(error), let word = knownWord(startingWith: description) { return word }
+        if mirror.displayStyle == .enum {
+            let name = String(describing: error).prefix { $0 != "(" }
+            if let word = Self.kebab(String(name)), isWord(word) { return word }
+        }
         return nil
+    }
+
+    /// The description a value gives of itself, if its type is CustomStringConvertible. Generic,
+    /// so the cast asks the error's own type (a cast of `any Error` always succeeds here, by
+    /// bridging to NSError).
+    static func ownDescription<T>(_ value: T) -> String? {
+        (value as? any CustomStringConvertible)?.description
+    }
+
+    /// The reason words corrupt-fuzz's oracles and formats use.
+    public static let knownWords = ["not-found", "empty", "corrupt", "unsupported-version", "too-large"]
+
+    /// A word: lowercase letters, digits and hyphens, starting with a letter, at most 40 long.
+    static func isWord(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, ("a"..."z").contains(first), text.utf8.count <= 40 else { return false }
+        return text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+    }
+
+    /// The known word `text` starts with, alone or followed by `:`, a space, `,`, `.` or `(`.
+    static func knownWord(startingWith text: String) -> String? {
+        let lowered = text.lowercased()
+        for word in knownWords where lowered.hasPrefix(word) {
+            let rest = lowered.dropFirst(word.count)
+            if rest.isEmpty || [":", " ", ",", ".", "("].contains(rest.first!) { return word }
+        }
+        return nil
+    }
+
+    /// `unsupportedVersion` as `unsupported-version`; nil for a name that is not an identifier.
+    static func kebab(_ name: String) -> String? {
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return nil }
+        var word = ""
+        for character in name {
+            if character.isUppercase {
+                if !word.isEmpty { word.append("-") }
+                word += character.lowercased()
+            } else if character == "_" {
+                word.append("-")
+            } else {
+                word.append(character)
+            }
+        }
+        return word
     }
 
     /// The worker loop: a path per line on standard input, a reply per line on `descriptor`,
