@@ -44,19 +44,33 @@ public struct RegressionFolder: Sendable {
         try save(bytes, prefix: kind.rawValue, fileExtension: fileExtension, for: target)
     }
 
-    /// Saves `bytes` for `target` as `PREFIX-HASH.EXT`; returns the path (an existing file is
-    /// kept).
+    /// Saves `bytes` for `target` as `PREFIX-HASH.EXT`; returns the path. A file of the folder
+    /// that already holds the same bytes (under any prefix: a re-run may judge the same input
+    /// as another kind) is kept, and its path returned: the store never holds an input twice.
     /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`) when the file cannot be written.
     @discardableResult
     public func save(_ bytes: [UInt8], prefix: String, fileExtension: String, for target: String) throws(CorruptFuzzError) -> String {
+        try Self.save(bytes, prefix: prefix, fileExtension: fileExtension, in: folder(for: target))
+    }
+
+    /// Saves `bytes` into `folder` as `PREFIX-HASH.EXT` unless a file there holds them already
+    /// (see ``save(_:prefix:fileExtension:for:)``); the test module's store saves through it too.
+    /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`) when the file cannot be written.
+    @discardableResult
+    public static func save(_ bytes: [UInt8], prefix: String, fileExtension: String, in folder: String) throws(CorruptFuzzError) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let name = "\(prefix)-\(String(hash, radix: 16))" + (fileExtension.isEmpty ? "" : ".\(fileExtension)")
-        let folder = folder(for: target)
+        let stem = "-\(String(hash, radix: 16))"
+        let name = prefix + stem + (fileExtension.isEmpty ? "" : ".\(fileExtension)")
         let path = (folder as NSString).appendingPathComponent(name)
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        for other in existing where other.contains(stem) {
+            let otherPath = (folder as NSString).appendingPathComponent(other)
+            if let held = FileManager.default.contents(atPath: otherPath), held.elementsEqual(bytes) { return otherPath }
+        }
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            if !FileManager.default.fileExists(atPath: path) { try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic) }
+            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw CorruptFuzzError(.reportWriteFailed, "cannot write \(path) in the regression store: \(error.localizedDescription)")
         }

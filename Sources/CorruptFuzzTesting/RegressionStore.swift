@@ -41,16 +41,6 @@ struct RegressionStore {
 
     /// Saves a failing input under a name from its kind and content; returns its path.
     func save(_ bytes: [UInt8], kind: FindingKind, fileExtension: String) -> String? {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let name = "\(kind.rawValue)-\(String(hash, radix: 16))" + (fileExtension.isEmpty ? "" : ".\(fileExtension)")
-        let url = directory.appendingPathComponent(name)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data(bytes).write(to: url, options: .atomic)
-            return url.path
-        } catch {
-            return nil
-        }
+        try? RegressionFolder.save(bytes, prefix: kind.rawValue, fileExtension: fileExtension, in: directory.path)
     }
 }
