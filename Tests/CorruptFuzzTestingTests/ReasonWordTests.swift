@@ -85,3 +85,144 @@ struct ReasonWordTests {
         #expect(opaque.kinds.contains(.wrongReason), "\(opaque.findings.map(\.signature))")
     }
 }
+
+@Suite("Rejections described once per distinct error")
+struct RejectionDescriberTests {
+    struct Failure: Error, Hashable {
+        var reason: String
+        var message: String
+    }
+    struct Unhashable: Error { var reason: String }
+
+    @Test("each distinct error keeps its own reason and message, however they alternate")
+    func distinctErrors() {
+        let describer = RejectionDescriber()
+        // More errors than the recent ones kept apart, alternating, then again from the table.
+        let errors = (0..<12).map { Failure(reason: $0 % 3 == 0 ? "unsupported-version" : "corrupt", message: "bad field \($0)") }
+        for _ in 0..<3 {
+            for error in errors + errors.reversed() {
+                let (reason, message) = describer.describe(error)
+                #expect(reason.rawValue == error.reason)
+                #expect(message.contains("bad field \(error.message.split(separator: " ").last!)\""), "\(message)")
+            }
+        }
+    }
+
+    struct Pair: Error {
+        var reason: String
+        var message: String
+    }
+    enum Coded: Error, Hashable {
+        case corrupt(at: Int)
+        case tooNew(String)
+    }
+
+    @Test("errors whose fields differ only in where one ends and the next begins, or in an enum's payload, stay apart")
+    func boundaries() {
+        let describer = RejectionDescriber()
+        for _ in 0..<3 {
+            for error in [Pair(reason: "ab", message: "c"), Pair(reason: "a", message: "bc"), Pair(reason: "", message: "abc")] {
+                #expect(describer.describe(error).message == String(describing: error))
+                #expect(describer.describe(error).reason == reasonWord(for: error))
+            }
+            for error in [Coded.corrupt(at: 1), .corrupt(at: 2), .tooNew("2"), .tooNew("3")] {
+                #expect(describer.describe(error).message == String(describing: error))
+            }
+        }
+    }
+
+    @Test("an error that is not Hashable is described every time")
+    func unhashable() {
+        let describer = RejectionDescriber()
+        for word in ["corrupt", "empty", "corrupt", "not-found"] {
+            #expect(describer.describe(Unhashable(reason: word)).reason.rawValue == word)
+        }
+    }
+}
+
+@Suite("An error's reason and message, written from its fields")
+struct ErrorLayoutTests {
+    struct Plain: Error {
+        var reason: String
+        var message: String
+        var offset: Int
+        var fatal: Bool
+    }
+    struct NoReason: Error { var message: String }
+    struct Empty: Error {}
+    struct Nested: Error { var inner: NoReason }
+    struct Optional: Error { var reason: String? }
+    struct Described: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "described: \(reason)" }
+    }
+    struct Mirrored: Error, CustomReflectable {
+        var reason: String
+        var customMirror: Mirror { Mirror(self, children: ["why": reason]) }
+    }
+    enum Cases: Error { case corrupt(String) }
+    final class Boxed: Error {
+        let reason = "corrupt"
+    }
+
+    @Test(
+        "a struct of Strings, Ints and Bools is written as String(describing:) writes it, quotes and escapes included",
+        arguments: [
+            "habits[2].name_len 300 exceeds 256", "", "a \"quoted\" word", "back\\slash", "line\nbreak\ttab", "naïve émoji 🎉",
+            "\u{7F}\u{1}control", "\r\n", String(repeating: "long message ", count: 40),
+        ])
+    func plainStruct(_ message: String) {
+        let errors: [any Error] = [
+            Plain(reason: "corrupt", message: message, offset: -12, fatal: true), Plain(reason: message, message: "m", offset: 0, fatal: false),
+            NoReason(message: message), Empty(),
+        ]
+        for error in errors {
+            let layout = ErrorLayout(of: error)
+            #expect(layout.fields != nil, "\(error)")
+            let described = layout.describe(error)
+            #expect(described.message == String(describing: error))
+            #expect(described.reason == reasonWord(for: error))
+        }
+    }
+
+    @Test("anything else is left to the standard library, with the same result")
+    func otherErrors() {
+        let errors: [any Error] = [
+            Nested(inner: NoReason(message: "x")), Optional(reason: "corrupt"), Described(reason: "corrupt"), Mirrored(reason: "corrupt"),
+            Cases.corrupt("x"), Boxed(), CocoaError(.fileReadNoSuchFile),
+        ]
+        for error in errors {
+            let layout = ErrorLayout(of: error)
+            #expect(layout.fields == nil, "\(error)")
+            let described = layout.describe(error)
+            #expect(described.message == String(describing: error))
+            #expect(described.reason == reasonWord(for: error))
+        }
+    }
+
+    @Test("a layout reads only errors of its own type")
+    func otherType() {
+        let layout = ErrorLayout(of: Plain(reason: "corrupt", message: "m", offset: 1, fatal: true))
+        let other = NoReason(message: "a message")
+        #expect(layout.describe(other).message == String(describing: other))
+    }
+}
+
+@Suite("Rejections described from a table of limited size")
+struct RejectionDescriberTableTests {
+    struct Failure: Error {
+        var reason: String
+        var message: String
+    }
+
+    @Test("more distinct errors than the table has slots: each is still described as itself")
+    func overflow() {
+        let describer = RejectionDescriber()
+        let errors = (0..<(RejectionDescriber.capacity + 3_000)).map { Failure(reason: $0 % 2 == 0 ? "corrupt" : "empty", message: "field \($0)") }
+        for error in errors + errors.prefix(2_000) {
+            let (reason, message) = describer.describe(error)
+            #expect(reason.rawValue == error.reason)
+            #expect(message == String(describing: error))
+        }
+    }
+}
