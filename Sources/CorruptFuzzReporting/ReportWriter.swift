@@ -56,6 +56,9 @@ public struct ReportWriter: Sendable {
             let ext = suite.replay.fileExtension
             let suffix = ext.isEmpty ? "" : ".\(ext)"
             let targetFolder = folder.appendingPathComponent("findings").appendingPathComponent(Self.slug(suite.result.targetName))
+            // Replay commands relative to the folder the run started in (see ``workingDirectory``).
+            let relative = suite.replay.relative(to: workingDirectory)
+            let relate = PathRelativizer(base: workingDirectory)
             var counters: [FindingKind: Int] = [:]
             var saved: [RunReport.SavedReproducer] = []
             // The schema the checks come from, read once, to point each finding at its rule.
@@ -85,14 +88,18 @@ public struct ReportWriter: Sendable {
                     if parts.count > 1 { try create(url.deletingLastPathComponent()) }
                     try write(Data(attachment.bytes), to: url)
                 }
-                let relative = suite.replay.relative(to: workingDirectory)
-                let relate = PathRelativizer(base: workingDirectory)
-                let replay = record.finding.replayArguments.map(relative.command(with:)) ?? relative.command(replaying: relate.word(replayPath))
-                try writeReplayScript(
-                    in: dir,
-                    command: record.finding.replayArguments.map(relative.command(with:))
-                        ?? relative.command(replaying: "@REPRODUCER@").replacingOccurrences(
-                            of: "@REPRODUCER@", with: minimizedPath == nil ? ShellWords.quote(replayPath) : "\"$here/minimized\(suffix)\""))
+                let replay: String
+                let scriptCommand: String
+                if let arguments = record.finding.replayArguments {
+                    replay = relative.command(with: arguments)
+                    scriptCommand = replay
+                } else {
+                    replay = relative.command(replaying: relate.word(replayPath))
+                    // The script replays the reproducer beside it, wherever the folder is now.
+                    scriptCommand = relative.command(replaying: "@REPRODUCER@").replacingOccurrences(
+                        of: "@REPRODUCER@", with: minimizedPath == nil ? ShellWords.quote(replayPath) : "\"$here/minimized\(suffix)\"")
+                }
+                try writeReplayScript(in: dir, command: scriptCommand)
                 var item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
                 if let source = suite.source, let sourceText,
                     let line = SourceLocator.line(of: record.finding, file: source, text: sourceText)
