@@ -231,13 +231,15 @@ public struct CrashPointCheck: Sendable {
         for held in operations where held.kind == .heldLock || held.kind == .heldFD {
             let what = held.kind == .heldLock ? "a lock on \(Self.shape(held.path)) is still held" : "\(Self.shape(held.path)) is still open"
             let input = TestInput(bytes: Array(Self.traceText(trace).utf8), mutations: ["clean run"], seedName: "exit")
-            collector.add(
-                Finding(
-                    kind: .heldLock, signature: what + " when the program exits",
-                    detail:
-                        "when the program finished, \(what) (\(held.kind == .heldLock ? "an app suspended with a lock held is killed by the system: 0xdead10cc" : "a descriptor leaked")): \(held.path)",
-                    input: input, execution: clean, verdict: nil, attachments: [Attachment(name: "trace.txt", bytes: Array(Self.traceText(trace).utf8))]),
-                execution: executions)
+            var finding = Finding(
+                kind: .heldLock, signature: what + " when the program exits",
+                detail:
+                    "when the program finished, \(what) (\(held.kind == .heldLock ? "an app suspended with a lock held is killed by the system: 0xdead10cc" : "a descriptor leaked")): \(held.path)",
+                input: input, execution: clean, verdict: nil, attachments: [Attachment(name: "trace.txt", bytes: Array(Self.traceText(trace).utf8))])
+            // Seen in the uninterrupted run, which every check makes: the command alone replays
+            // it (its input is the operation trace, not a file the command reads).
+            finding.replayArguments = []
+            collector.add(finding, execution: executions)
         }
 
         // The states: every kill point (real kills), then the power cuts of the model.

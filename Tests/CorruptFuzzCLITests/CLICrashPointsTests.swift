@@ -54,6 +54,12 @@ struct CLICrashPointsTests {
         let again = try crashPoints("notes-migrate-naive", reports: reports, extra: ["--at", "\(point)"])
         #expect(again.status == 1)
         #expect(again.stdout.contains("duplicate-data: killed: after the re-run, records duplicated"), "\(again.stdout)")
+
+        // The held lock is seen in the uninterrupted run: its replay is the command alone (no
+        // file appended, which crashpoints would refuse as an unexpected argument).
+        let held = try #require(findings(of: target).first { $0["kind"] as? String == "held-lock" })
+        let heldReplay = try #require(held["replay"] as? String)
+        #expect(heldReplay.hasSuffix("@@'"), "\(heldReplay)")
     }
 
     @Test("the hardened migration (temporary file, fsync, rename, folder fsync, idempotent, unlocks) survives every state")
