@@ -49,22 +49,10 @@ package struct WordHash {
     }
 
     /// A text's UTF-8 bytes, as ``add(_:)-(UnsafeRawBufferPointer)`` adds them; nil differs from
-    /// every text. A small string (up to 15 bytes of UTF-8, kept inside the `String` itself)
-    /// is read from its two words: its bytes in order, zero-padded, and its count in the top
-    /// byte, which are the words the bytes would give (reason words, run for every input).
+    /// every text. Read through `withUTF8`, the standard library's own view of the bytes (a
+    /// small string is copied to the stack for it, a native one is read in place).
     @inlinable @inline(__always) package mutating func add(_ text: String?) {
         guard var text else { return add(UInt64.max) }
-        #if _pointerBitWidth(_64) && _endian(little)
-            let (low, high) = unsafeBitCast(text, to: (UInt64, UInt64).self)
-            // `_StringObject`'s discriminator: bit 61 marks a small string; its count is the
-            // top byte's low nibble, its unused bytes are zero.
-            if high & (1 << 61) != 0 {
-                let count = Int(truncatingIfNeeded: (high >> 56) & 0xF)
-                if count > 0 { add(low) }
-                if count > 8 { add(high & 0x00FF_FFFF_FFFF_FFFF) }
-                return add(count)
-            }
-        #endif
         text.withUTF8 { add(UnsafeRawBufferPointer($0)) }
     }
 

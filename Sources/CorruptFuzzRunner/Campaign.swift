@@ -517,42 +517,30 @@ public final class Campaign: @unchecked Sendable {
 struct NormalizedMessages {
     private var keys: [String: Int] = [:]
 
-    /// The keys of the messages seen last, by the identity of their strings: a loader rejects
-    /// most inputs with one of a few messages, and a describer hands back the very same string
-    /// for the same error (``RejectionDescriber``), so comparing two words finds it. Each entry
-    /// holds its string, so no other string can take its storage while it is here.
+    /// The keys of the messages seen last: a loader rejects most inputs with one of a few
+    /// messages, and a describer hands back the very same string for the same error
+    /// (``RejectionDescriber``), so a message is most often found here, by its length and its
+    /// first and last bytes, and compared with `==` (which returns at once for the same storage).
     private var recent = [(message: String, key: Int)?](repeating: nil, count: 64)
 
     /// A hash of the normalized `message`.
     mutating func key(_ message: String) -> Int {
         let slot = Self.slot(of: message, in: recent.count)
-        if let entry = recent[slot], Self.isSameString(entry.message, message) { return entry.key }
+        if let entry = recent[slot], entry.message == message { return entry.key }
         var text = message
         let made = text.withUTF8({ Self.streamingKey($0) }) ?? lookUp(message)
         recent[slot] = (message, made)
         return made
     }
 
-    /// Whether two strings are one: the same storage, or the same small string held inline.
-    /// (Equal strings in distinct storage are not, which only costs a key computed again.)
-    @inline(__always) static func isSameString(_ a: String, _ b: String) -> Bool {
-        #if _pointerBitWidth(_64)
-            return unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
-        #else
-            return a == b
-        #endif
-    }
-
+    /// A table slot from what a string knows without reading it through: its UTF-8 count and
+    /// its first and last bytes.
     @inline(__always) static func slot(of message: String, in count: Int) -> Int {
-        #if _pointerBitWidth(_64)
-            let (a, b) = unsafeBitCast(message, to: (UInt64, UInt64).self)
-            var hash = WordHash()
-            hash.add(a)
-            hash.add(b)
-            return Int(truncatingIfNeeded: hash.value) & (count - 1)
-        #else
-            return message.utf8.count & (count - 1)
-        #endif
+        let utf8 = message.utf8
+        var hash = WordHash()
+        hash.add(utf8.count)
+        hash.add(Int(utf8.first ?? 0) << 8 | Int(utf8.last ?? 0))
+        return Int(truncatingIfNeeded: hash.value) & (count - 1)
     }
 
     private mutating func lookUp(_ message: String) -> Int {

@@ -1,16 +1,22 @@
 import CorruptFuzzCore
-@_spi(Reflection) import Swift
+import Foundation
 
 /// How the errors of one type are described: the reason word and `String(describing:)`.
 ///
 /// The common shape of an app's error is a plain struct of Strings, Ints and Bools
 /// (`HabitLoadError(reason: "corrupt", message: "…")`). For that shape the type's stored
-/// properties are listed once (`_forEachField`, the standard library's reflection of a type's
-/// layout), and each error is then written from its fields read in place, as the standard
-/// library's printing writes it. Any other error (an enum, a class, a struct with other
-/// properties, one that describes itself) is described by the standard library: reflecting a
-/// value costs tens of microseconds, more than most loaders spend on a corrupt file, and a
-/// campaign meets a new error value (a new offset in its message) every few dozen inputs.
+/// properties are listed once, from the first error's `Mirror`, with their offsets worked out
+/// as a struct of those fields is laid out (in declaration order, each at its alignment) and
+/// then checked: the struct's size must be that layout's, and every field read at its offset
+/// must equal what the mirror shows. Each error is then written from its fields read in place,
+/// as the standard library's printing writes it. Any other error (an enum, a class, a struct
+/// with other properties, one that describes itself, a layout that did not check out) is
+/// described by the standard library: reflecting a value costs microseconds, more than most
+/// loaders spend on a corrupt file, and a campaign meets a new error value (a new offset in
+/// its message) every few dozen inputs.
+///
+/// `CORRUPT_FUZZ_PLAIN_ERRORS=1` turns the fields off: every error is then described by the
+/// standard library (the tests compare both paths on every shape of error and string).
 struct ErrorLayout: Sendable {
     enum Kind: Sendable {
         case string
@@ -31,11 +37,13 @@ struct ErrorLayout: Sendable {
     /// The stored properties of a plain struct, in order; nil for any other error.
     let fields: [Field]?
 
-    init(of error: any Error) {
+    /// - Parameter readingFields: Whether a plain struct's fields are read in place (false: the
+    ///   standard library describes every error, as `CORRUPT_FUZZ_PLAIN_ERRORS=1` makes it).
+    init(of error: any Error, readingFields: Bool = readsFields) {
         let type = Swift.type(of: error)
         self.type = ObjectIdentifier(type)
         typeName = String(describing: type)
-        fields = Self.plainFields(of: error, type: type)
+        fields = Self.plainFields(of: error, enabled: readingFields)
     }
 
     /// The reason word and the message of `error`, which is of this layout's type.
@@ -46,28 +54,61 @@ struct ErrorLayout: Sendable {
         return (reasonWord(for: error), String(describing: error))
     }
 
+    /// Whether fields are read in place (unless `CORRUPT_FUZZ_PLAIN_ERRORS` is set).
+    static let readsFields = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_PLAIN_ERRORS"].map { $0.isEmpty || $0 == "0" } ?? true
+
     /// The fields of `error`, when its type is a plain struct of Strings, Ints and Bools that
-    /// `String(describing:)` reflects.
-    private static func plainFields(of error: any Error, type: any Any.Type) -> [Field]? {
+    /// `String(describing:)` reflects, and their offsets check out.
+    static func plainFields(of error: any Error, enabled: Bool = readsFields) -> [Field]? {
         // `String(describing:)` prefers these to reflection; a custom mirror changes what
         // reflection shows; a class or an enum prints differently.
-        guard !describesItself(error), Mirror(reflecting: error).displayStyle == .struct else { return nil }
+        guard enabled, !describesItself(error) else { return nil }
+        let mirror = Mirror(reflecting: error)
+        guard mirror.displayStyle == .struct, mirror.superclassMirror == nil else { return nil }
         var fields: [Field] = []
-        let complete = _forEachField(of: type, options: []) { name, offset, fieldType, _ in
+        var end = 0
+        for child in mirror.children {
+            guard let name = child.label else { return nil }
             let kind: Kind
-            if fieldType == String.self {
-                kind = .string
-            } else if fieldType == Int.self {
-                kind = .int
-            } else if fieldType == Bool.self {
-                kind = .bool
+            let size: Int
+            let alignment: Int
+            // The field's own type (`is String` would also hold for an Optional holding one).
+            let type = Swift.type(of: child.value)
+            if type == String.self {
+                (kind, size, alignment) = (.string, MemoryLayout<String>.size, MemoryLayout<String>.alignment)
+            } else if type == Int.self {
+                (kind, size, alignment) = (.int, MemoryLayout<Int>.size, MemoryLayout<Int>.alignment)
+            } else if type == Bool.self {
+                (kind, size, alignment) = (.bool, MemoryLayout<Bool>.size, MemoryLayout<Bool>.alignment)
             } else {
-                return false
+                return nil
             }
-            fields.append(Field(name: String(cString: name), offset: offset, kind: kind))
+            let offset = (end + alignment - 1) / alignment * alignment
+            fields.append(Field(name: name, offset: offset, kind: kind))
+            end = offset + size
+        }
+        return checks(error, fields, size: end, against: mirror) ? fields : nil
+    }
+
+    /// Whether `error`'s size is `size` and each field read at its offset is what the mirror
+    /// shows: the scalars are compared first (read as plain integers, any bits are safe), so a
+    /// String is read only where the layout is known to hold one.
+    private static func checks<E: Error>(_ error: E, _ fields: [Field], size: Int, against mirror: Mirror) -> Bool {
+        guard MemoryLayout<E>.size == size else { return false }
+        let values = mirror.children.map(\.value)
+        return withUnsafeBytes(of: error) { raw in
+            for (field, value) in zip(fields, values) {
+                switch field.kind {
+                case .int: if raw.loadUnaligned(fromByteOffset: field.offset, as: Int.self) != value as? Int { return false }
+                case .bool: if raw.load(fromByteOffset: field.offset, as: UInt8.self) != ((value as? Bool) == true ? 1 : 0) { return false }
+                case .string: continue
+                }
+            }
+            for (field, value) in zip(fields, values) where field.kind == .string {
+                if raw.load(fromByteOffset: field.offset, as: String.self) != value as? String { return false }
+            }
             return true
         }
-        return complete ? fields : nil
     }
 
     /// A hash of `error`'s fields, for a plain struct of this layout's type (nil otherwise):

@@ -200,6 +200,63 @@ struct ErrorLayoutTests {
         }
     }
 
+    struct Mixed: Error {
+        var fatal: Bool
+        var reason: String
+        var count: Int
+        var flag: Bool
+        var message: String
+    }
+
+    /// Strings of every shape: empty, small (held in the String itself), exactly at the small
+    /// limit and one past it, large native ASCII and non-ASCII, made from an NSString, cut from
+    /// a longer one.
+    static let shapes: [String] = [
+        "", "corrupt", "fifteen bytes!!", "sixteen bytes!!!", String(repeating: "é", count: 40), "🎉 emoji",
+        String(NSString(string: "from an NSString, long enough not to be small")), String("a substring of a longer line".dropFirst(2)),
+        String(repeating: "long message ", count: 40),
+    ]
+
+    @Test("fields read at their checked offsets give what the standard library gives, for every shape of string and field order")
+    func fastPathAgreesWithPlainPath() {
+        for first in Self.shapes {
+            for second in Self.shapes.reversed() {
+                let errors: [any Error] = [
+                    Mixed(fatal: true, reason: first, count: -3, flag: false, message: second),
+                    Plain(reason: first, message: second, offset: Int.max, fatal: false), NoReason(message: first),
+                ]
+                // The same content in other storage: equal keys.
+                let copies: [any Error] = [
+                    Mixed(
+                        fatal: true, reason: String(decoding: Array(first.utf8), as: UTF8.self), count: -3, flag: false,
+                        message: String(decoding: Array(second.utf8), as: UTF8.self)),
+                    Plain(reason: String(decoding: Array(first.utf8), as: UTF8.self), message: String(decoding: Array(second.utf8), as: UTF8.self), offset: Int.max, fatal: false),
+                    NoReason(message: String(decoding: Array(first.utf8), as: UTF8.self)),
+                ]
+                for (error, copy) in zip(errors, copies) {
+                    let fast = ErrorLayout(of: error, readingFields: true)
+                    let plain = ErrorLayout(of: error, readingFields: false)
+                    #expect(fast.fields != nil, "\(error)")
+                    #expect(plain.fields == nil)
+                    let a = fast.describe(error), b = plain.describe(error)
+                    #expect(a.reason == b.reason && a.message == b.message, "\(error)")
+                    #expect(fast.key(error) == fast.key(copy), "\(error)")
+                }
+            }
+        }
+    }
+
+    @Test("errors that differ in one field have different keys")
+    func keysDiffer() {
+        let layout = ErrorLayout(of: Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "m"), readingFields: true)
+        let variants: [any Error] = [
+            Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "m"), Mixed(fatal: false, reason: "corrupt", count: 1, flag: false, message: "m"),
+            Mixed(fatal: true, reason: "empty", count: 1, flag: false, message: "m"), Mixed(fatal: true, reason: "corrupt", count: 2, flag: false, message: "m"),
+            Mixed(fatal: true, reason: "corrupt", count: 1, flag: true, message: "m"), Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "n"),
+        ]
+        #expect(Set(variants.compactMap { layout.key($0) }).count == variants.count)
+    }
+
     @Test("a layout reads only errors of its own type")
     func otherType() {
         let layout = ErrorLayout(of: Plain(reason: "corrupt", message: "m", offset: 1, fatal: true))
