@@ -49,8 +49,7 @@ public final class LibFuzzerBridge: Sendable {
     /// Findings that are expected, and so not trapped.
     public let known: KnownFindings
     private let load: @Sendable ([UInt8]) throws -> Any
-    private let oracle: Oracle
-    private let trapsHost: OutsideTrapsHost?
+    private let judge: Judge
 
     /// The kinds the bridge traps by default: those libFuzzer cannot see by itself.
     public static let defaultTraps: Set<FindingKind> = [.silentAcceptance, .falseRejection, .wrongReason, .xxe]
@@ -88,8 +87,7 @@ public final class LibFuzzerBridge: Sendable {
             }
         }
         self.known = known
-        trapsHost = format.mutator?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
-        oracle = Oracle(traps: trapsHost?.traps)
+        judge = Judge(format: format, validator: validator)
     }
 
     /// Finds a file a harness needs at run time (a schema): in `CORRUPT_FUZZ_RESOURCES`, then
@@ -115,7 +113,7 @@ public final class LibFuzzerBridge: Sendable {
     /// Runs the loader on `bytes` and judges what it did, as a campaign does.
     /// - Returns: The finding, or nil when the loader behaved.
     public func check(_ bytes: [UInt8]) -> Finding? {
-        let before = trapsHost?.requestCounts()
+        let before = judge.requestCounts()
         let input = TestInput(bytes: bytes, mutations: ["libfuzzer"], seedName: name)
         let outcome: Outcome
         do {
@@ -126,13 +124,7 @@ public final class LibFuzzerBridge: Sendable {
         }
         var stdout: [UInt8] = []
         if case .accepted(let digest) = outcome { stdout = Array(digest.utf8) }
-        let execution = Execution(outcome: outcome, stdout: stdout)
-        let verdict = oracle.needsVerdict(for: outcome, input: input) ? validator.validate(bytes) : nil
-        var fetched: [String] = []
-        if let trapsHost, let before {
-            fetched = OutsideTrapsHost.fetched(before: before, after: trapsHost.requestCounts()).filter { Oracle.occurs(Array($0.utf8), in: bytes) }
-        }
-        return oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
+        return judge.judge(input, execution: Execution(outcome: outcome, stdout: stdout), requestsBefore: before).finding
     }
 
     /// Whether `finding` is one to trap: its kind is trapped and it is not known.
@@ -226,7 +218,7 @@ public final class LibFuzzerBridge: Sendable {
         guard let mutator = format.mutator else { return nil }
         let roll = rng.below(32)
         if roll == 0 {
-            let context = CatalogueContext(traps: trapsHost?.traps, maxInputLength: maxSize)
+            let context = CatalogueContext(traps: judge.traps, maxInputLength: maxSize)
             let catalogue = mutator.catalogue(of: bytes, context: context).filter { $0.bytes.count <= maxSize }
             if !catalogue.isEmpty { return catalogue[rng.below(catalogue.count)].bytes }
         }

@@ -105,18 +105,15 @@ public struct CampaignProgress: Sendable {
 /// stop on a run count, a time budget or an interrupt, then minimize every finding.
 public final class Campaign: @unchecked Sendable {
     public let executor: any Executor
-    public let validator: (any Validator)?
-    /// The format's own validator, reported beside findings when `validator` is the app's.
-    public let reference: (any Validator)?
+    /// Decides what a finding is (oracle, validators, outside traps, remembered verdicts).
+    public let judge: Judge
+    public var validator: (any Validator)? { judge.validator }
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String
     /// Used by `run` alone, on its own thread (the slots of a batch do not touch it), twice per
     /// input: without the runtime's exclusivity checks.
     @exclusivity(unchecked) private var schedule: InputSchedule
-    private let oracle: Oracle
-    /// The canary and loopback listener, when the format's catalogue uses them.
-    private let trapsHost: OutsideTrapsHost?
     private let seeds: [Seed]
     private let takesPath: Bool
     private let mutator: (any StructureAwareMutator)?
@@ -124,55 +121,49 @@ public final class Campaign: @unchecked Sendable {
     /// Creates a campaign.
     /// - Parameters:
     ///   - executor: Runs the target.
+    ///   - judge: Decides what a finding is.
     ///   - targetName: The target's name in reports.
     ///   - targetCommand: The command line, for replay commands.
     ///   - takesPath: Whether the target reads a path (then a missing file is tried).
-    ///   - validator: Labels inputs valid or invalid, if given.
     ///   - seeds: The corpus; at least one seed.
     ///   - configuration: Limits, seed and mutators.
     ///   - mutator: The format's structure-aware mutations, catalogue and generator, if any.
-    ///   - reference: The format's own validator when `validator` is the app's: it labels
-    ///     nothing, and its verdict is written beside each finding (a silent acceptance of a
-    ///     structurally valid file breaks an app rule only the app's validator knows).
     public init(
-        executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
-        validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration,
-        mutator: (any StructureAwareMutator)? = nil, regressions: [TestInput] = [], reference: (any Validator)? = nil
+        executor: any Executor, judge: Judge, targetName: String, targetCommand: String, takesPath: Bool, seeds: [Seed],
+        configuration: FuzzConfiguration, mutator: (any StructureAwareMutator)? = nil, regressions: [TestInput] = []
     ) {
         self.executor = executor
-        self.validator = validator
-        self.reference = reference
+        self.judge = judge
         self.configuration = configuration
         self.targetName = targetName
         self.targetCommand = targetCommand
         self.seeds = seeds
         self.takesPath = takesPath
         self.mutator = mutator
-        // Without the traps the xxe check is skipped, and the report says why.
-        trapsHost = mutator?.usesOutsideTraps == true ? try? OutsideTrapsHost() : nil
-        oracle = Oracle(traps: trapsHost?.traps)
-        verdicts = validator?.remembersVerdicts == true ? (0..<max(1, executor.slots)).map { _ in VerdictMemory() } : []
         schedule = InputSchedule(
             seeds: seeds, configuration: configuration, includeMissingFile: takesPath, mutator: mutator,
-            regressions: regressions, traps: trapsHost?.traps)
+            regressions: regressions, traps: judge.traps)
     }
 
-    deinit { trapsHost?.stop() }
-
-    /// The validator's verdicts on recent inputs, one memory per slot (a slot is never used
-    /// from two threads at once); none when they are not worth remembering
-    /// (``Validator/remembersVerdicts``).
-    private let verdicts: [VerdictMemory]
+    /// A campaign whose judge labels with `validator` (and reports `reference`'s verdict beside
+    /// each finding), with outside traps when `mutator`'s catalogue uses them.
+    public convenience init(
+        executor: any Executor, targetName: String, targetCommand: String, takesPath: Bool,
+        validator: (any Validator)?, seeds: [Seed], configuration: FuzzConfiguration,
+        mutator: (any StructureAwareMutator)? = nil, regressions: [TestInput] = [], reference: (any Validator)? = nil
+    ) {
+        self.init(
+            executor: executor,
+            judge: Judge(validator: validator, reference: reference, outsideTraps: mutator?.usesOutsideTraps == true, slots: executor.slots),
+            targetName: targetName, targetCommand: targetCommand, takesPath: takesPath, seeds: seeds, configuration: configuration,
+            mutator: mutator, regressions: regressions)
+    }
 
     /// The inputs that showed new behaviour, kept to be mutated further (at most 512): after
     /// ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next run.
     public var interestingInputs: [TestInput] { schedule.addedInputs }
 
-    private struct Judged: Sendable {
-        var execution: Execution
-        var verdict: Verdict?
-        var finding: Finding?
-    }
+    private typealias Judged = Judge.Judgement
 
     /// Runs the campaign.
     /// - Parameters:
@@ -191,7 +182,7 @@ public final class Campaign: @unchecked Sendable {
         var result = CampaignResult(
             targetName: targetName, targetCommand: targetCommand, validatorName: validator?.name,
             configuration: configuration, seedNames: seeds.map(\.name))
-        result.outsideTraps = trapsHost?.traps
+        result.outsideTraps = judge.traps
         var records: [FindingKey: Int] = [:]
         var behaviours: Set<Int> = []
         var normalized = NormalizedMessages()
@@ -220,7 +211,7 @@ public final class Campaign: @unchecked Sendable {
         /// Counts one judged input: its finding, or its behaviour (new behaviour joins the pool).
         func take(_ input: TestInput, _ outcome: borrowing Judged) throws(CorruptFuzzError) {
             result.executions += 1
-            result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: trapsHost != nil)
+            result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: judge.traps != nil)
             if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
                 result.targetGivesReasons = true
             }
@@ -245,12 +236,7 @@ public final class Campaign: @unchecked Sendable {
                     result.findings[index].hits += 1
                 } else {
                     records[finding.key] = result.findings.count
-                    var first = finding
-                    if let reference {
-                        // Once per distinct finding, not per hit: the app's validator labels,
-                        // the format's verdict is only reported.
-                        first.detail += "; the format's own validator (\(reference.name)) says: \(reference.validate(input.bytes))"
-                    }
+                    let first = judge.withReference(finding)
                     result.findings.append(
                         FindingRecord(
                             finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
@@ -290,7 +276,7 @@ public final class Campaign: @unchecked Sendable {
                     let input = schedule.next()
                     let judged: Judged
                     do throws(CorruptFuzzError) {
-                        judged = try judge(input, slot: 0)
+                        judged = try judge.run(input, on: executor, slot: 0)
                     } catch {
                         failure = error
                         break
@@ -362,7 +348,7 @@ public final class Campaign: @unchecked Sendable {
                     let index = taken.next()
                     guard index < batch.count, failure.value == nil else { return }
                     do throws(CorruptFuzzError) {
-                        out[index] = try judge(batch[index], slot: slot)
+                        out[index] = try judge.run(batch[index], on: executor, slot: slot)
                     } catch {
                         failure.set(error)
                         return
@@ -372,25 +358,6 @@ public final class Campaign: @unchecked Sendable {
         }
         if let error = failure.value { throw error }
         return judged.map { $0! }
-    }
-
-    private func judge(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Judged {
-        let before = trapsHost?.requestCounts()
-        let execution = try executor.execute(input, slot: slot)
-        var verdict: Verdict?
-        if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
-            verdict = verdicts.isEmpty ? validator.validate(input.bytes) : verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }
-        }
-        // A request during this run counts when this input names that URL (another slot's
-        // input may have caused it otherwise).
-        var fetched: [String] = []
-        if let trapsHost, let before, let bytes = input.bytes {
-            fetched = OutsideTrapsHost.fetched(before: before, after: trapsHost.requestCounts()).filter { url in
-                Oracle.occurs(Array(url.utf8), in: bytes)
-            }
-        }
-        let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
-        return Judged(execution: execution, verdict: verdict, finding: finding)
     }
 
     /// How many distinct behaviours a campaign remembers before it starts over.
@@ -451,7 +418,7 @@ public final class Campaign: @unchecked Sendable {
                         if shouldStop() || ContinuousClock.now > deadline { return nil }
                         var input = original
                         input.bytes = candidate
-                        guard let judged = try? judge(input, slot: slot) else { return nil }
+                        guard let judged = try? judge.run(input, on: executor, slot: slot) else { return nil }
                         guard judged.finding?.key == record.finding.key else { return false }
                         lastExecution = judged.execution
                         return true

@@ -124,9 +124,9 @@ public struct CampaignSpec: Sendable {
             defaultName = line
         }
         let campaign = Campaign(
-            executor: executor, targetName: name ?? defaultName, targetCommand: command, takesPath: takesPath,
-            validator: validator ?? format?.validator, seeds: seedFiles, configuration: configuration, mutator: mutator,
-            regressions: regressions, reference: validator == nil ? nil : format?.validator)
+            executor: executor, judge: Judge(format: format, validator: validator, slots: executor.slots), targetName: name ?? defaultName,
+            targetCommand: command, takesPath: takesPath, seeds: seedFiles, configuration: configuration, mutator: mutator,
+            regressions: regressions)
         return Assembled(campaign: campaign, fileExtension: fileExtension, warnings: warnings)
     }
 

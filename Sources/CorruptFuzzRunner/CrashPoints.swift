@@ -2,58 +2,6 @@ import CCorruptFuzzSpawn
 import CorruptFuzzCore
 import Foundation
 
-/// Runs a command once, as the process executor runs a target: deadline, memory limit, captured
-/// output, the target protocol's classification.
-public struct CommandRunner: Sendable {
-    public var limits: ProcessExecutor.Limits
-
-    public init(limits: ProcessExecutor.Limits) {
-        self.limits = limits
-    }
-
-    /// Runs `words` (the executable resolved by ``TargetCommand``) with `environment` added.
-    public func run(_ command: TargetCommand, replacing placeholder: String, with value: String, environment: [String: String] = [:])
-        throws(CorruptFuzzError) -> Execution
-    {
-        let arguments = [command.executablePath] + command.words.dropFirst().map { $0.replacing(placeholder, with: value) }
-        var env = ProcessInfo.processInfo.environment
-        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
-        for (key, value) in environment { env[key] = value }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: limits.outputCap)
-        let err = UnsafeMutablePointer<UInt8>.allocate(capacity: limits.outputCap)
-        defer {
-            out.deallocate()
-            err.deallocate()
-        }
-        var result = cf_result()
-        result.out.bytes = out
-        result.out.cap = limits.outputCap
-        result.err.bytes = err
-        result.err.cap = limits.outputCap
-        let stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer { if stdinFD >= 0 { close(stdinFD) } }
-        let status = argv.withUnsafeBufferPointer { a in
-            envp.withUnsafeBufferPointer { e in
-                cf_run(command.executablePath, a.baseAddress, e.baseAddress, stdinFD, limits.memoryLimit, Int32(clamping: limits.timeoutMilliseconds), &result)
-            }
-        }
-        if status != 0 || result.end == CF_SPAWN_FAILED {
-            throw CorruptFuzzError(.unusableTarget, "cannot run \(command.executablePath): \(String(cString: strerror(result.code)))")
-        }
-        let stdout = Array(UnsafeBufferPointer(start: out, count: result.out.length))
-        let stderr = Array(UnsafeBufferPointer(start: err, count: result.err.length))
-        return Execution(
-            outcome: ProcessExecutor.classify(result, stdout: stdout, stderr: stderr, limits: limits), stdout: stdout, stderr: stderr,
-            microseconds: result.elapsed_us)
-    }
-}
-
 /// Reading and writing a data folder as a ``FolderState``.
 public enum DataFolder {
     /// Every file and subfolder below `url` (symbolic links are not followed).
@@ -149,6 +97,8 @@ public struct CrashPointCheck: Sendable {
     public var seed: UInt64
     /// Only this crash point (a replay).
     public var only: Int?
+    /// Judges a crash or hang of the program's re-run.
+    public var judge = Judge()
 
     public init(
         target: TargetCommand, check: FolderCheck?, validator: (any Validator)?, fileExtension: String, data: URL, recorder: String,
@@ -186,7 +136,6 @@ public struct CrashPointCheck: Sendable {
     public func run() throws(CorruptFuzzError) -> Result {
         let scratch = try ScratchDirectory.make(prefix: "corrupt-fuzz-crashpoints")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let runner = CommandRunner(limits: limits)
         let initial = try DataFolder.snapshot(data)
         var collector = FindingCollector()
         var executions = 0
@@ -202,7 +151,7 @@ public struct CrashPointCheck: Sendable {
         let cleanFolder = try freshFolder(initial)
         let log = scratch.appendingPathComponent("clean.log")
         executions += 1
-        let clean = try runner.run(
+        let clean = try run(
             target, replacing: "@@", with: cleanFolder.path, environment: targetEnvironment(cleanFolder).merging(recording(cleanFolder, log: log)) { $1 })
         guard case .accepted = clean.outcome else {
             throw CorruptFuzzError(
@@ -217,8 +166,8 @@ public struct CrashPointCheck: Sendable {
         }
         let final = try DataFolder.snapshot(cleanFolder)
         executions += 2
-        let oldDigest = try digest(of: initial, runner: runner, scratch: freshFolder(initial))
-        let newDigest = try digest(of: final, runner: runner, scratch: freshFolder(final))
+        let oldDigest = try digest(of: initial, scratch: freshFolder(initial))
+        let newDigest = try digest(of: final, scratch: freshFolder(final))
         guard case .success(let old) = oldDigest else {
             throw CorruptFuzzError(.unusableTarget, "the check rejects the data before the run: \(oldDigest.failureText)")
         }
@@ -249,7 +198,7 @@ public struct CrashPointCheck: Sendable {
         for point in points where only == nil || only == point {
             let folder = try freshFolder(initial)
             executions += 1
-            let killed = try runner.run(
+            let killed = try run(
                 target, replacing: "@@", with: folder.path,
                 environment: targetEnvironment(folder).merging(recording(folder, log: scratch.appendingPathComponent("kill.log"), killAt: point)) { $1 })
             if case .accepted = killed.outcome {
@@ -329,7 +278,7 @@ public struct CrashPointCheck: Sendable {
             }
             executions += 1
             let folder = try freshFolder(crash.state)
-            switch try digest(of: crash.state, runner: runner, scratch: folder) {
+            switch try digest(of: crash.state, scratch: folder) {
             case .failure(let execution, let why):
                 add(.tornState, "the data does not load: \(Normalize.message(why))", "the check rejects the crash state: \(why)", execution)
             case .success(let lines):
@@ -338,12 +287,12 @@ public struct CrashPointCheck: Sendable {
                 }
             }
             executions += 1
-            let rerun = try runner.run(target, replacing: "@@", with: folder.path, environment: targetEnvironment(folder))
+            let rerun = try run(target, replacing: "@@", with: folder.path, environment: targetEnvironment(folder))
             switch rerun.outcome {
             case .accepted:
                 break
             case .crashed, .hung, .outOfMemory:
-                if let finding = Oracle().judge(input, execution: rerun, verdict: nil) {
+                if let finding = judge.judge(input, execution: rerun, label: nil) {
                     add(finding.kind, "the re-run: " + finding.signature, "running the program again: \(rerun.outcome.summary)", rerun)
                 }
                 continue
@@ -355,7 +304,7 @@ public struct CrashPointCheck: Sendable {
             }
             let after = try DataFolder.snapshot(folder)
             executions += 1
-            switch try digest(of: after, runner: runner, scratch: freshFolder(after)) {
+            switch try digest(of: after, scratch: freshFolder(after)) {
             case .failure(let execution, let why):
                 add(
                     .tornState, "after the re-run, the data does not load: \(Normalize.message(why))", "after the re-run, the check rejects the data: \(why)",
@@ -379,6 +328,13 @@ public struct CrashPointCheck: Sendable {
 
     // MARK: - Pieces
 
+    /// Runs `command` once with `@@` as `folder`'s path, as every target runs.
+    private func run(_ command: TargetCommand, replacing placeholder: String, with value: String, environment: [String: String] = [:])
+        throws(CorruptFuzzError) -> Execution
+    {
+        try ProcessExecutor.runOnce(command, replacing: placeholder, with: value, environment: environment, limits: limits)
+    }
+
     private func targetEnvironment(_ folder: URL) -> [String: String] {
         environment.mapValues { $0.replacing("@@", with: folder.path) }
     }
@@ -401,7 +357,7 @@ public struct CrashPointCheck: Sendable {
     }
 
     /// The data of `state` as the check sees it: its digest's lines, sorted.
-    private func digest(of state: FolderState, runner: CommandRunner, scratch folder: URL) throws(CorruptFuzzError) -> Loaded {
+    private func digest(of state: FolderState, scratch folder: URL) throws(CorruptFuzzError) -> Loaded {
         if case .closure(_, let body) = check {
             switch body(folder) {
             case .success(let lines): return .success(lines.sorted())
@@ -410,7 +366,7 @@ public struct CrashPointCheck: Sendable {
             }
         }
         if case .command(let check) = check {
-            let execution = try runner.run(check, replacing: "@@", with: folder.path)
+            let execution = try run(check, replacing: "@@", with: folder.path)
             switch execution.outcome {
             case .accepted(let digest):
                 return .success(digest.split(separator: "\n").map(String.init).sorted())

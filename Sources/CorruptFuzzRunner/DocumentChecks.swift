@@ -124,6 +124,8 @@ public struct RoundTripCheck: Sendable {
     public var cycles: Int
     /// The saved files' extension, for attachments.
     public var fileExtension: String
+    /// Judges the loads (labelled by ``validator``).
+    public var judge: Judge
 
     public init(
         loader: DocumentLoader, writer: any DocumentWriter, validator: (any Validator)?, documents: [Seed], cycles: Int = 2,
@@ -132,6 +134,7 @@ public struct RoundTripCheck: Sendable {
         self.loader = loader
         self.writer = writer
         self.validator = validator
+        self.judge = Judge(validator: validator)
         self.documents = documents
         self.cycles = max(1, cycles)
         self.fileExtension = fileExtension
@@ -150,8 +153,7 @@ public struct RoundTripCheck: Sendable {
             let first = try loader.load(document.bytes, as: document.name, counter: &executions)
             guard case .accepted(let digest) = first.outcome else {
                 // Not a document this loader reads: only a bug when it is valid, or a crash.
-                let verdict = validator?.validate(document.bytes)
-                if let finding = Oracle().judge(input, execution: first, verdict: verdict) {
+                if let finding = judge.judge(input, execution: first).finding {
                     collector.add(finding, execution: executions)
                 }
                 continue
@@ -182,7 +184,7 @@ public struct RoundTripCheck: Sendable {
                 return (finding, attachments.first?.bytes)
             }
             func failure(_ execution: Execution, _ what: String, prefix: String = "") -> (Finding?, [UInt8]?) {
-                guard var finding = Oracle().judge(input, execution: execution, verdict: nil) else { return (nil, attachments.first?.bytes) }
+                guard var finding = judge.judge(input, execution: execution, label: nil) else { return (nil, attachments.first?.bytes) }
                 finding.signature = prefix + finding.signature
                 finding.detail = what + finding.detail
                 finding.attachments = attachments
@@ -264,6 +266,9 @@ public struct VersionSkewCheck: Sendable {
     public var olderFiles: [Seed]
     public var newerFiles: [Seed]
     public var fileExtension: String
+    /// Judges the loads: a file of the older version is valid; a newer one must be refused as
+    /// `unsupported-version` (its expectation).
+    public var judge = Judge()
 
     public init(
         older: DocumentLoader, newer: DocumentLoader, newerWriter: (any DocumentWriter)? = nil, validator: (any Validator)? = nil,
@@ -309,7 +314,7 @@ public struct VersionSkewCheck: Sendable {
             let input = TestInput(bytes: file.bytes, mutations: ["written by \(older.name)"], seedName: file.name)
             let loaded = try newer.load(file.bytes, as: file.name, counter: &executions)
             guard case .accepted(let digest) = loaded.outcome else {
-                if let finding = Oracle().judge(input, execution: loaded, verdict: .valid) {
+                if let finding = judge.judge(input, execution: loaded, label: .valid) {
                     var finding = finding
                     if finding.kind == .falseRejection {
                         finding.signature = "rejects a file of the older version as " + RoundTripCheck.rejection(loaded.outcome)
@@ -366,7 +371,7 @@ public struct VersionSkewCheck: Sendable {
                         input: input, execution: loaded, verdict: nil), execution: executions)
                 continue
             }
-            if let finding = Oracle().judge(input, execution: loaded, verdict: nil) { collector.add(finding, execution: executions) }
+            if let finding = judge.judge(input, execution: loaded, label: nil) { collector.add(finding, execution: executions) }
         }
         let result = collector.result(
             "\(older.name) reads \(newer.name)", command: older.command, validator: nil, inputs: files.map(\.name), checks: Self.downgradeChecks,

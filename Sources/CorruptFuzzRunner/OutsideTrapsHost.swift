@@ -67,6 +67,75 @@ public final class OutsideTrapsHost: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
+    /// What every trap folder's name starts with.
+    static let marker = Array("corrupt-fuzz-traps-".utf8)
+
+    /// Whether `bytes` name a trap of some run (a saved reproducer of an `xxe` finding does):
+    /// a trap folder, or a URL on the loopback interface.
+    public static func mentionsTraps(_ bytes: [UInt8]) -> Bool { Oracle.occurs(marker, in: bytes) || Oracle.occurs(loopback, in: bytes) }
+
+    static let loopback = Array("http://127.0.0.1:".utf8)
+
+    /// `bytes` with every trap reference of another run pointed at `traps`: a URL on the
+    /// loopback interface gets this listener's origin (and its folder's name, where it named the
+    /// other run's), and a path into another run's canary folder gets this canary folder (as
+    /// many leading slashes kept as the reference had, so `file:///tmp/…` stays a file URL).
+    public static func rebind(_ bytes: [UInt8], to traps: OutsideTraps) -> [UInt8] {
+        let folder = (traps.canaryPath as NSString).deletingLastPathComponent
+        let id = (folder as NSString).lastPathComponent
+        // `http://127.0.0.1:PORT` and `http://127.0.0.1:PORT/corrupt-fuzz-traps-ID`.
+        let folderURL = traps.dtdURL.flatMap { url in url.range(of: id).map { Array(url[..<$0.upperBound].utf8) } }
+        let origin = folderURL.map { Array($0.dropLast(id.utf8.count + 1)) }
+        func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+        func isIDByte(_ b: UInt8) -> Bool { isDigit(b) || (b >= 0x61 && b <= 0x7A) }
+        func isPathByte(_ b: UInt8) -> Bool {
+            isIDByte(b) || (b >= 0x41 && b <= 0x5A) || b == UInt8(ascii: "/") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_")
+                || b == UInt8(ascii: "-") || b == UInt8(ascii: "~")
+        }
+        func starts(_ prefix: [UInt8], at index: Int) -> Bool {
+            index + prefix.count <= bytes.count && bytes[index..<(index + prefix.count)].elementsEqual(prefix)
+        }
+        func idEnd(after index: Int) -> Int {
+            var end = index + marker.count
+            while end < bytes.count, isIDByte(bytes[end]) { end += 1 }
+            return end
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var copied = 0
+        var i = 0
+        while i < bytes.count {
+            if let origin, let folderURL, starts(loopback, at: i) {
+                var end = i + loopback.count
+                while end < bytes.count, isDigit(bytes[end]) { end += 1 }
+                out += bytes[copied..<i]
+                if end < bytes.count, bytes[end] == UInt8(ascii: "/"), starts(marker, at: end + 1) {
+                    out += folderURL
+                    end = idEnd(after: end + 1)
+                } else {
+                    out += origin
+                }
+                copied = end
+                i = end
+            } else if starts(marker, at: i) {
+                let end = idEnd(after: i)
+                var start = i
+                while start > copied, isPathByte(bytes[start - 1]) { start -= 1 }
+                let slashes = bytes[start..<i].prefix { $0 == UInt8(ascii: "/") }.count
+                if slashes > 0 {
+                    out += bytes[copied..<start]
+                    out += Array(String(repeating: "/", count: slashes - 1).utf8) + Array(folder.utf8)
+                    copied = end
+                }
+                i = end
+            } else {
+                i += 1
+            }
+        }
+        out += bytes[copied...]
+        return out
+    }
+
     /// How many times each trap URL has been requested so far.
     public func requestCounts() -> [String: Int] {
         lock.lock()

@@ -60,13 +60,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         missingPaths = (0..<self.slots).map { "\(directory)/missing-\($0)\(suffix)" }
         argvs = inputPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
         missingArgvs = missingPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
-        var env = ProcessInfo.processInfo.environment
-        // Crash reports without prompts or colour; sanitizers abort so that a report is a crash.
-        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
-        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"
-        env["UBSAN_OPTIONS"] = env["UBSAN_OPTIONS"] ?? "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
-        for (key, value) in environment { env[key] = value }
-        envp = Self.cStrings(env.map { "\($0.key)=\($0.value)" }.sorted())
+        envp = Self.cStrings(Self.targetEnvironment(adding: environment).map { "\($0.key)=\($0.value)" }.sorted())
         outBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
         errBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
     }
@@ -77,6 +71,65 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         outBuffers.forEach { $0.deallocate() }
         errBuffers.forEach { $0.deallocate() }
         try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// The environment every target runs in: this process's, with crash reports without prompts
+    /// or colour and sanitizers that abort (so that a report is a crash), then `extra`.
+    static func targetEnvironment(adding extra: [String: String]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"
+        env["UBSAN_OPTIONS"] = env["UBSAN_OPTIONS"] ?? "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
+        for (key, value) in extra { env[key] = value }
+        return env
+    }
+
+    /// Runs `command` once, with each `placeholder` in its arguments replaced by `value` and
+    /// `environment` added (a crash-point run, a folder check), as ``execute(_:slot:)`` runs
+    /// an input: the same environment, limits and classification; standard input is empty.
+    public static func runOnce(
+        _ command: TargetCommand, replacing placeholder: String, with value: String, environment: [String: String] = [:], limits: Limits
+    ) throws(CorruptFuzzError) -> Execution {
+        let argv = cStrings([command.executablePath] + command.words.dropFirst().map { $0.replacing(placeholder, with: value) })
+        let envp = cStrings(targetEnvironment(adding: environment).map { "\($0.key)=\($0.value)" }.sorted())
+        let out = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, limits.outputCap))
+        let err = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, limits.outputCap))
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+            out.deallocate()
+            err.deallocate()
+        }
+        let stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if stdinFD >= 0 { close(stdinFD) } }
+        return try spawn(command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, out: out, err: err)
+    }
+
+    /// Starts one run and waits for it, its output into `out` and `err`.
+    private static func spawn(
+        _ executable: String, argv: [UnsafeMutablePointer<CChar>?], envp: [UnsafeMutablePointer<CChar>?], stdin: Int32, limits: Limits,
+        out: UnsafeMutablePointer<UInt8>, err: UnsafeMutablePointer<UInt8>
+    ) throws(CorruptFuzzError) -> Execution {
+        var result = cf_result()
+        result.out.bytes = out
+        result.out.cap = limits.outputCap
+        result.err.bytes = err
+        result.err.cap = limits.outputCap
+        let status = argv.withUnsafeBufferPointer { argvPointer in
+            envp.withUnsafeBufferPointer { envPointer in
+                cf_run(
+                    executable, argvPointer.baseAddress, envPointer.baseAddress, stdin, limits.memoryLimit,
+                    Int32(clamping: limits.timeoutMilliseconds), &result)
+            }
+        }
+        if status != 0 || result.end == CF_SPAWN_FAILED {
+            let reason = String(cString: strerror(result.code))
+            throw CorruptFuzzError(.unusableTarget, "cannot run \(executable): \(reason)")
+        }
+        let stdout = Array(UnsafeBufferPointer(start: result.out.bytes, count: result.out.length))
+        let stderr = Array(UnsafeBufferPointer(start: result.err.bytes, count: result.err.length))
+        let outcome = classify(result, stdout: stdout, stderr: stderr, limits: limits)
+        return Execution(outcome: outcome, stdout: stdout, stderr: stderr, microseconds: result.elapsed_us)
     }
 
     /// Runs `input` in `slot`.
@@ -96,27 +149,9 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         }
         defer { if stdinFD >= 0 { close(stdinFD) } }
 
-        var result = cf_result()
-        result.out.bytes = outBuffers[slot]
-        result.out.cap = limits.outputCap
-        result.err.bytes = errBuffers[slot]
-        result.err.cap = limits.outputCap
         let argv = input.bytes == nil ? missingArgvs[slot] : argvs[slot]
-        let status = argv.withUnsafeBufferPointer { argvPointer in
-            envp.withUnsafeBufferPointer { envPointer in
-                cf_run(
-                    command.executablePath, argvPointer.baseAddress, envPointer.baseAddress, stdinFD,
-                    limits.memoryLimit, Int32(clamping: limits.timeoutMilliseconds), &result)
-            }
-        }
-        if status != 0 || result.end == CF_SPAWN_FAILED {
-            let reason = String(cString: strerror(result.code))
-            throw CorruptFuzzError(.unusableTarget, "cannot run \(command.executablePath): \(reason)")
-        }
-        let stdout = Array(UnsafeBufferPointer(start: result.out.bytes, count: result.out.length))
-        let stderr = Array(UnsafeBufferPointer(start: result.err.bytes, count: result.err.length))
-        let outcome = Self.classify(result, stdout: stdout, stderr: stderr, limits: limits)
-        return Execution(outcome: outcome, stdout: stdout, stderr: stderr, microseconds: result.elapsed_us)
+        return try Self.spawn(
+            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, out: outBuffers[slot], err: errBuffers[slot])
     }
 
     // MARK: - Classification

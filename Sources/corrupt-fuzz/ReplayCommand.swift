@@ -41,37 +41,29 @@ struct ReplayCommand: ParsableCommand {
         do {
             let command = try TargetCommand(targetOptions.target!)
             let known = try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) }
-            let limits = targetOptions.limits
-            let format = try targetOptions.resolvedFormat()
-            let fileExtension = format.map(\.format.fileExtension).flatMap { $0.isEmpty ? nil : $0 } ?? (files[0] as NSString).pathExtension
-            let executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
-            // The app's validator labels when given, else the format's, as in run.
-            let validator: (any Validator)? =
-                try targetOptions.validator.map {
-                    try ExternalValidator(command: try TargetCommand($0), limits: limits, slots: 1, fileExtension: fileExtension)
-                } ?? format?.format.validator
-            let oracle = Oracle()
+            let replay = try Replay(
+                target: command, format: try targetOptions.resolvedFormat()?.format, validator: try targetOptions.validator.map { try TargetCommand($0) },
+                limits: targetOptions.limits, files: files)
             for file in files {
-                let bytes = FileManager.default.fileExists(atPath: file) ? try Self.read(file) : nil
-                let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: file)
-                let execution = try executor.execute(input, slot: 0)
-                let verdict = oracle.needsVerdict(for: execution.outcome, input: input) ? validator?.validate(bytes) : nil
-                var lines = ["\(file): \(execution.outcome.summary)"]
-                if case .invalid? = verdict, let verdict {
+                let judgement = try replay.replay(file).judgement
+                var lines = ["\(file): \(judgement.execution.outcome.summary)"]
+                if case .invalid? = judgement.verdict, let verdict = judgement.verdict {
                     lines.append("  validator: \(verdict)")
                 }
-                if let finding = oracle.judge(input, execution: execution, verdict: verdict) {
+                var unexpected = false
+                if let finding = judgement.finding {
                     if let entry = known?.entry(for: finding.key, target: name ?? command.name) {
                         lines.append("  expected finding: \(finding.kind.rawValue): \(finding.signature) (listed in \(entry.location))")
                     } else {
                         anyFinding = true
+                        unexpected = true
                         lines.append("  finding: \(finding.kind.rawValue): \(finding.signature)")
                     }
                 } else {
                     lines.append("  no finding")
                 }
-                let stderr = String(decoding: execution.stderr.prefix(1200), as: UTF8.self)
-                if lines.count > 1, lines[lines.count - 1].hasPrefix("  finding"), !stderr.isEmpty {
+                let stderr = String(decoding: judgement.execution.stderr.prefix(1200), as: UTF8.self)
+                if unexpected, !stderr.isEmpty {
                     lines.append("  stderr:")
                     lines += stderr.split(separator: "\n").prefix(15).map { "    \($0)" }
                 }
@@ -81,12 +73,5 @@ struct ReplayCommand: ParsableCommand {
             throw configurationError(error)
         }
         if anyFinding { throw ExitCode(1) }
-    }
-
-    static func read(_ path: String) throws(CorruptFuzzError) -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)")
-        }
-        return [UInt8](data)
     }
 }

@@ -1,0 +1,110 @@
+import CorruptFuzzCore
+import Foundation
+
+/// The one place that decides what a finding is: the oracle, the validators that label inputs,
+/// the outside traps (a canary file and a loopback listener, for formats whose documents can
+/// name files and URLs) and the verdicts remembered per slot.
+///
+/// Every mode judges through one: a campaign and its minimizer, `replay`, the round-trip and
+/// version-skew checks, crash points and the libFuzzer bridge. So a finding replays as it was
+/// found: replay builds the judge the campaign built, traps included.
+public final class Judge: Sendable {
+    /// Labels inputs (the app's validator when given, else the format's); nil: no labels.
+    public let validator: (any Validator)?
+    /// The format's own validator when ``validator`` is the app's: it labels nothing, and its
+    /// verdict is written beside each new finding.
+    public let reference: (any Validator)?
+    private let oracle: Oracle
+    private let trapsHost: OutsideTrapsHost?
+    /// One memory per slot (a slot is never used from two threads at once); none when the
+    /// validator's verdicts are not worth remembering (``Validator/remembersVerdicts``).
+    private let verdicts: [VerdictMemory]
+
+    /// One execution, judged.
+    public struct Judgement: Sendable {
+        public var execution: Execution
+        /// The validator's verdict, when the oracle needed it.
+        public var verdict: Verdict?
+        public var finding: Finding?
+    }
+
+    /// - Parameters:
+    ///   - validator: Labels inputs, if given.
+    ///   - reference: The format's validator beside the app's (reported, never labels).
+    ///   - outsideTraps: Whether to set the canary and the listener (the format's catalogue
+    ///     names them). Without them the `xxe` check is skipped, and the report says why.
+    ///   - slots: How many slots judge at once.
+    public init(validator: (any Validator)? = nil, reference: (any Validator)? = nil, outsideTraps: Bool = false, slots: Int = 1) {
+        self.validator = validator
+        self.reference = reference
+        trapsHost = outsideTraps ? try? OutsideTrapsHost() : nil
+        oracle = Oracle(traps: trapsHost?.traps)
+        verdicts = validator?.remembersVerdicts == true ? (0..<max(1, slots)).map { _ in VerdictMemory() } : []
+    }
+
+    /// A judge for `format`: its validator labels unless the app's is given, and its traps are
+    /// set when its catalogue uses them.
+    public convenience init(format: (any FuzzFormat)?, validator: (any Validator)? = nil, slots: Int = 1) {
+        self.init(
+            validator: validator ?? format?.validator, reference: validator == nil ? nil : format?.validator,
+            outsideTraps: format?.mutator?.usesOutsideTraps == true, slots: slots)
+    }
+
+    deinit { trapsHost?.stop() }
+
+    /// The canary and the listener, when set.
+    public var traps: OutsideTraps? { trapsHost?.traps }
+
+    /// Runs `input` in `executor`'s `slot` and judges what happened.
+    public func run(_ input: TestInput, on executor: any Executor, slot: Int = 0) throws(CorruptFuzzError) -> Judgement {
+        let before = trapsHost?.requestCounts()
+        let execution = try executor.execute(input, slot: slot)
+        return judge(input, execution: execution, slot: slot, requestsBefore: before)
+    }
+
+    /// Judges an execution of `input` that ran in `slot`, asking the validator only when the
+    /// oracle needs its verdict.
+    /// - Parameter requestsBefore: The listener's request counts before the input ran
+    ///   (``requestCounts()``): a request since then counts when the input names its URL (another
+    ///   slot's input may have caused it otherwise).
+    public func judge(_ input: TestInput, execution: Execution, slot: Int = 0, requestsBefore: [String: Int]? = nil) -> Judgement {
+        var verdict: Verdict?
+        if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
+            verdict = verdicts.isEmpty ? validator.validate(input.bytes) : verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }
+        }
+        var fetched: [String] = []
+        if let trapsHost, let requestsBefore, let bytes = input.bytes {
+            fetched = OutsideTrapsHost.fetched(before: requestsBefore, after: trapsHost.requestCounts()).filter { url in
+                Oracle.occurs(Array(url.utf8), in: bytes)
+            }
+        }
+        let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
+        return Judgement(execution: execution, verdict: verdict, finding: finding)
+    }
+
+    /// Judges an execution under a label the driver knows (a document the app itself wrote is
+    /// valid; nil: only crashes, hangs, memory and held files count), without the validator.
+    public func judge(_ input: TestInput, execution: Execution, label: Verdict?) -> Finding? {
+        oracle.judge(input, execution: execution, verdict: label)
+    }
+
+    /// The listener's request counts so far (nil without traps).
+    public func requestCounts() -> [String: Int]? { trapsHost?.requestCounts() }
+
+    /// `finding`'s detail with the format's own verdict on its input, when the app's validator
+    /// labelled it (once per distinct finding, not per hit).
+    public func withReference(_ finding: Finding) -> Finding {
+        guard let reference else { return finding }
+        var finding = finding
+        finding.detail += "; the format's own validator (\(reference.name)) says: \(reference.validate(finding.input.bytes))"
+        return finding
+    }
+
+    /// A saved input with the trap references of the run that saved it (its canary folder and
+    /// listener, gone since) pointed at this judge's, so that a reproducer that read the canary
+    /// or fetched a URL does it again; other inputs are returned as they are.
+    public func rebind(_ bytes: [UInt8]) -> [UInt8] {
+        guard let traps = trapsHost?.traps else { return bytes }
+        return OutsideTrapsHost.rebind(bytes, to: traps)
+    }
+}

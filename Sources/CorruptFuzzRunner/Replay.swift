@@ -1,0 +1,48 @@
+import CorruptFuzzCore
+import Foundation
+
+/// Runs saved inputs once each, through the executor and the judge a campaign with the same
+/// target, format and validator builds (its outside traps included), and says whether each is
+/// still a finding: what `corrupt-fuzz replay` prints.
+public struct Replay: Sendable {
+    /// One file, replayed.
+    public struct Entry: Sendable {
+        /// The path as given.
+        public var path: String
+        public var judgement: Judge.Judgement
+    }
+
+    public let executor: any Executor
+    public let judge: Judge
+
+    /// A replay of `files` against `target`, labelled as a campaign labels: the app's validator
+    /// when given, else the format's. The judge sets outside traps when the format's catalogue
+    /// uses them or a file names the traps of the run that saved it.
+    public init(
+        target: TargetCommand, format: (any FuzzFormat)?, validator: TargetCommand?, limits: ProcessExecutor.Limits, files: [String]
+    ) throws(CorruptFuzzError) {
+        let fileExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 } ?? (files.first.map { ($0 as NSString).pathExtension } ?? "")
+        executor = try ProcessExecutor(command: target, limits: limits, slots: 1, fileExtension: fileExtension)
+        let appValidator: (any Validator)? = try validator.map { command throws(CorruptFuzzError) in
+            try ExternalValidator(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
+        }
+        let namesTraps = files.contains { path in (FileManager.default.contents(atPath: path)).map { OutsideTrapsHost.mentionsTraps([UInt8]($0)) } ?? false }
+        judge = Judge(
+            validator: appValidator ?? format?.validator, reference: appValidator == nil ? nil : format?.validator,
+            outsideTraps: namesTraps || format?.mutator?.usesOutsideTraps == true)
+    }
+
+    /// Replays the file at `path` (a path that does not exist is a missing file, which must be
+    /// rejected as `not-found`).
+    /// - Throws: ``CorruptFuzzError`` when the file exists but cannot be read, or the target
+    ///   cannot be run.
+    public func replay(_ path: String) throws(CorruptFuzzError) -> Entry {
+        var bytes: [UInt8]?
+        if FileManager.default.fileExists(atPath: path) {
+            guard let data = FileManager.default.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
+            bytes = judge.rebind([UInt8](data))
+        }
+        let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: path)
+        return Entry(path: path, judgement: try judge.run(input, on: executor))
+    }
+}
