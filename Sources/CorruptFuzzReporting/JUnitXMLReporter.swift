@@ -68,7 +68,7 @@ public struct JUnitXMLReporter: Sendable {
                 ("corpus", result.seedNames.joined(separator: ", ")),
                 ("executions", "\(result.executions)"),
                 ("executions-per-second", junitTime(result.executionsPerSecond)),
-                ("stop-reason", result.stopReason),
+                ("stop-reason", result.stopReason.description),
                 ("report-folder", report.folder),
             ] + result.undecided.sorted { $0.key < $1.key }.map { ("undecided: \($0.key)", "\($0.value) inputs not labeled") }
         if let stability = result.stability {

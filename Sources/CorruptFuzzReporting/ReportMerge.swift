@@ -38,7 +38,7 @@ public enum ReportMerge {
         out.targetGivesReasons = a.targetGivesReasons || b.targetGivesReasons
         out.escapedProcessesKilled += b.escapedProcessesKilled
         out.outsideTraps = a.outsideTraps ?? b.outsideTraps
-        if b.stopReason == "error" || b.stopReason == "interrupted" { out.stopReason = b.stopReason }
+        if b.stopReason.endedEarly { out.stopReason = b.stopReason }
         out.toolError = [a.toolError, b.toolError].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
         for (reason, count) in b.undecided where out.undecided[reason] != nil || out.undecided.count < CampaignResult.maxUndecidedReasons {
             out.undecided[reason, default: 0] += count

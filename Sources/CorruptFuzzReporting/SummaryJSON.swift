@@ -73,7 +73,7 @@ public struct SummaryJSON: Codable, Sendable {
                 name: r.targetName, command: r.targetCommand, validator: r.validatorName, seed: r.configuration.seed,
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
-                stopReason: r.stopReason, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
+                stopReason: r.stopReason.description, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
                 stability: r.stability,
                 inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 newFindings: suite.newFindings.count,

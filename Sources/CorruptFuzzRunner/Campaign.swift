@@ -33,6 +33,66 @@ public struct FindingRecord: Sendable, Codable {
     }
 }
 
+/// Why a run stopped, with what each mode knows about its end.
+public enum StopReason: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The campaign ran its `--runs`.
+    case runs
+    /// The campaign's time was up.
+    case duration
+    /// Ctrl-C, SIGTERM or the caller's stop.
+    case interrupted
+    /// A failure of corrupt-fuzz itself (``CampaignResult/toolError`` says which).
+    case error
+    /// Every given input was checked (version skew, round trip).
+    case completed
+    /// Findings read from libFuzzer's saved inputs (`import`).
+    case imported
+    /// Crash points: how many crash states of how many operations were checked.
+    case crashStates(checked: Int, operations: Int)
+
+    /// `runs`, `duration`, …, `12 crash states of 7 operations`: the report's words.
+    public var description: String {
+        switch self {
+        case .runs: "runs"
+        case .duration: "duration"
+        case .interrupted: "interrupted"
+        case .error: "error"
+        case .completed: "completed"
+        case .imported: "imported"
+        case .crashStates(let checked, let operations): "\(checked) crash states of \(operations) operations"
+        }
+    }
+
+    /// Reads the report's words back (a report.json of any version: an unknown text is
+    /// `completed`).
+    public init(_ text: String) {
+        switch text {
+        case "runs": self = .runs
+        case "duration": self = .duration
+        case "interrupted": self = .interrupted
+        case "error": self = .error
+        case "imported": self = .imported
+        default:
+            let words = text.split(separator: " ")
+            if words.count == 6, let checked = Int(words[0]), let operations = Int(words[4]), text.hasSuffix(" operations") {
+                self = .crashStates(checked: checked, operations: operations)
+            } else {
+                self = .completed
+            }
+        }
+    }
+
+    public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    /// Whether the run ended before it was done (the merged report of shards says so if one did).
+    public var endedEarly: Bool { self == .interrupted || self == .error }
+}
+
 /// What a campaign did and found.
 public struct CampaignResult: Sendable, Codable {
     public var targetName: String
@@ -48,8 +108,8 @@ public struct CampaignResult: Sendable, Codable {
     /// Seconds in all, minimization included.
     public var totalSeconds = 0.0
     public var findings: [FindingRecord] = []
-    /// Why the campaign stopped: `runs`, `duration`, `interrupted` or `error`.
-    public var stopReason = "runs"
+    /// Why the run stopped.
+    public var stopReason = StopReason.runs
     /// A failure of corrupt-fuzz itself that ended the campaign early (the target could no
     /// longer be started, an input file could not be written): what was found before it is
     /// kept, and the report shows the error.
@@ -261,9 +321,9 @@ public final class Campaign: @unchecked Sendable {
                     lastTrim = lastSweep
                 }
             }
-            if shouldStop() { result.stopReason = "interrupted"; break }
-            if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = "runs"; break }
-            if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = "duration"; break }
+            if shouldStop() { result.stopReason = .interrupted; break }
+            if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = .runs; break }
+            if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = .duration; break }
             let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
             var failure: CorruptFuzzError?
             if executor.slots == 1 {
@@ -299,7 +359,7 @@ public final class Campaign: @unchecked Sendable {
                 // Before anything ran, the target is unusable: a configuration error.
                 if result.executions == 0 { throw failure }
                 result.toolError = failure.description
-                result.stopReason = "error"
+                result.stopReason = .error
                 break
             }
             report("fuzzing")

@@ -97,6 +97,7 @@ struct FindingCollector {
         var result = CampaignResult(
             targetName: name, targetCommand: command, validatorName: validator, configuration: FuzzConfiguration(), seedNames: inputs)
         result.checks = checks
+        result.stopReason = .completed
         result.executions = executions
         result.findings = records
         result.fuzzSeconds = seconds

@@ -47,12 +47,8 @@ struct CrashPointsCommand: ParsableCommand {
             valueName: "command"))
     var check: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A bundled format whose validator judges each data file when there is no --check (\(BuiltinFormat.names.joined(separator: ", "))).",
-            valueName: "name"))
-    var format: String?
+    /// Its validator judges each data file when there is no --check.
+    @OptionGroup var formats: FormatOptions
 
     @Option(name: .long, help: ArgumentHelp("The most crash states to check.", valueName: "n"))
     var maxStates: Int = 300
@@ -63,17 +59,13 @@ struct CrashPointsCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seed of the sampled power-cut states.", valueName: "n"))
     var seed: UInt64 = 0
 
-    @Option(name: .long, help: ArgumentHelp("Deadline of one run of the program or the check, e.g. 10s.", valueName: "duration"))
-    var timeout: Seconds = Seconds(argument: "10s")!
+    @OptionGroup var limitOptions: LimitOptions
 
     @Option(name: .long, help: ArgumentHelp("Parent folder of run reports.", valueName: "dir"))
     var reports: String = "Reports"
 
     func validate() throws {
         if maxStates < 1 { throw ValidationError("--max-states must be positive") }
-        if let format, BuiltinFormat.named(format) == nil {
-            throw ValidationError(BuiltinFormat.unknown(format))
-        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: data, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("--data must be a folder: \(data)")
@@ -82,30 +74,28 @@ struct CrashPointsCommand: ParsableCommand {
 
     func run() throws {
         let plan = Self.plan(
-            target: target, data: data, check: check, format: format.flatMap(BuiltinFormat.named), maxStates: maxStates, at: at, seed: seed,
-            timeoutMilliseconds: timeout.milliseconds)
+            target: target, data: data, check: check, format: try formats.resolved(), maxStates: maxStates, at: at, seed: seed,
+            limits: limitOptions.limits, limitWords: limitOptions.replayWords)
         try DocumentCheckOptions.execute([plan], reports: reports, seed: seed)
     }
 
     static func plan(
-        target: String, data: String, check: String?, format: BuiltinFormat?, maxStates: Int = 300, at: Int? = nil, seed: UInt64 = 0,
-        timeoutMilliseconds: Int = 10_000
+        target: String, data: String, check: String?, format: ResolvedFormat?, maxStates: Int = 300, at: Int? = nil, seed: UInt64 = 0,
+        limits: ProcessExecutor.Limits = .init(), limitWords: [String] = []
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "crash points: \(target)") { () throws(CorruptFuzzError) in
             #if os(Linux)
                 let recorder = try RecorderLibrary.path()
-                var limits = ProcessExecutor.Limits()
-                limits.timeoutMilliseconds = timeoutMilliseconds
                 let crashPoints = CrashPointCheck(
                     target: try TargetCommand(target), check: try check.map { line throws(CorruptFuzzError) in .command(try TargetCommand(line)) },
                     validator: format?.format.validator, fileExtension: format?.format.fileExtension ?? "",
                     data: URL(fileURLWithPath: data), recorder: recorder, limits: limits, maxStates: maxStates, seed: seed, only: at)
                 let outcome = try crashPoints.run()
                 var result = outcome.result
-                result.stopReason = "\(outcome.statesChecked) crash states of \(outcome.operations.filter(\.isCrashPoint).count) operations"
+                result.stopReason = .crashStates(checked: outcome.statesChecked, operations: outcome.operations.filter(\.isCrashPoint).count)
                 var words = [ExecutablePath.current, "crashpoints", "--target", target, "--data", data]
                 if let check { words += ["--check", check] }
-                if let format { words += ["--format", format.name] }
+                words += (format?.replayArguments.flatMap { $0 } ?? []) + limitWords
                 if seed != 0 { words += ["--seed", "\(seed)"] }
                 return [RunReport.Suite(result: result, replay: ReplayDescription(command: words, fileExtension: ""))]
             #else

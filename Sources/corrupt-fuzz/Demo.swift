@@ -92,15 +92,12 @@ enum Demo {
             guard FileManager.default.isExecutableFile(atPath: loader) else {
                 throw CorruptFuzzError(.unusableTarget, "the demo loader \(loader) is missing; build the package first (swift build)")
             }
-            let format: ResolvedFormat
+            let format: ResolvedFormat?
             switch example.format {
             case .schema(let path):
-                format = try .ksy(root.appendingPathComponent(path).path)
+                format = try FormatOptions.registry.resolve(format: nil, description: root.appendingPathComponent(path).path)
             case .builtin(let name):
-                guard let builtin = BuiltinFormat.named(name) else {
-                    throw CorruptFuzzError(.invalidArgument, "the demo names an unknown format \(name)")
-                }
-                format = .builtin(builtin)
+                format = try FormatOptions.registry.resolve(format: name)
             }
             // Every demo loader is a persistent worker (CorruptFuzzWorker or corrupt_fuzz_worker.h).
             return try CampaignPlan.make(
@@ -133,13 +130,13 @@ enum Demo {
             SkewCommand.plan(
                 older: "\(try program(older)) @@", newer: "\(newer) @@", newerWriter: "\(newer) resave @@ @out",
                 olderCorpus: [root.appendingPathComponent("Corpus/friend-lists").path], newerCorpus: [],
-                newerFormat: BuiltinFormat.named("friend-list-v2"), generate: 20, options: options)
+                newerFormat: "friend-list-v2", generate: 20, options: options)
         }
         #if XML
             let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer in
                 RoundTripCommand.plan(
                     loader: "\(try program("notes-loader-hardened")) @@", writer: "\(try program(writer)) @@ @out",
-                    corpus: [root.appendingPathComponent("Corpus/notes").path], format: BuiltinFormat.named("notes"), appValidator: nil,
+                    corpus: [root.appendingPathComponent("Corpus/notes").path], format: try FormatOptions.registry.resolve(format: "notes"), appValidator: nil,
                     generate: 20, cycles: 2, options: options)
             }
         #else
@@ -150,7 +147,8 @@ enum Demo {
             let crashPoints = try ["notes-migrate-naive", "notes-migrate-hardened"].map { migration in
                 CrashPointsCommand.plan(
                     target: "\(try program(migration)) @@", data: root.appendingPathComponent("Corpus/migration/notes-app").path,
-                    check: "\(try program("notes-migrate-check")) @@", format: nil, seed: configuration.seed)
+                    check: "\(try program("notes-migrate-check")) @@", format: nil, seed: configuration.seed,
+                    limits: ProcessExecutor.Limits(timeoutMilliseconds: 5000), limitWords: ["--timeout", "5s"])
             }
         #else
             let crashPoints: [DocumentCheckPlan] = []

@@ -18,11 +18,7 @@ struct DocumentCheckOptions: ParsableArguments {
         help: "Start each loader once as a persistent worker (CorruptFuzzWorker.serve, or cf_worker_main in C) instead of once per file.")
     var worker = false
 
-    @Option(name: .long, help: ArgumentHelp("Deadline of one load or save, e.g. 1s, 500ms.", valueName: "duration"))
-    var timeout: Seconds = .defaultTimeout
-
-    @Option(name: .long, help: ArgumentHelp("Address-space limit of a loader or writer, e.g. 1GB; 0 for none.", valueName: "size"))
-    var memoryLimit: ByteSize = .defaultMemoryLimit
+    @OptionGroup var limitOptions: LimitOptions
 
     @Option(name: .long, help: ArgumentHelp("Seed of the generated documents.", valueName: "n"))
     var seed: UInt64 = 0
@@ -33,12 +29,7 @@ struct DocumentCheckOptions: ParsableArguments {
     /// The settings these options give (argument-parser values cannot be read outside parsing,
     /// so the demo fills in the settings itself).
     var settings: DocumentCheckSettings {
-        var replayWords: [String] = worker ? ["--worker"] : []
-        if timeout != .defaultTimeout { replayWords += ["--timeout", timeout.description] }
-        if memoryLimit != .defaultMemoryLimit { replayWords += ["--memory-limit", memoryLimit.description] }
-        return DocumentCheckSettings(
-            worker: worker, limits: ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes),
-            seed: seed, replayWords: replayWords)
+        DocumentCheckSettings(worker: worker, limits: limitOptions.limits, seed: seed, replayWords: (worker ? ["--worker"] : []) + limitOptions.replayWords)
     }
 
     /// Runs the checks, writes the report and prints the summary; exit 1 with findings.
@@ -119,13 +110,13 @@ enum DocumentFiles {
         return [Seed(name: (path as NSString).lastPathComponent, bytes: [UInt8](data))]
     }
 
-    /// `count` documents the format generates from `seed`.
-    static func generate(_ format: BuiltinFormat, count: Int, seed: UInt64) throws(CorruptFuzzError) -> [Seed] {
+    /// `count` documents the format generates from `seed`, named after `name`.
+    static func generate(_ format: ResolvedFormat, named name: String, count: Int, seed: UInt64) throws(CorruptFuzzError) -> [Seed] {
         guard let mutator = format.format.mutator else {
-            throw CorruptFuzzError(.invalidArgument, "the format \(format.name) has no generator")
+            throw CorruptFuzzError(.invalidArgument, "the format \(name) has no generator")
         }
         var rng = FuzzRNG(seed: seed)
-        return (0..<count).map { Seed(name: "\(format.name)-generated-\($0)", bytes: mutator.generate(using: &rng)) }
+        return (0..<count).map { Seed(name: "\(name)-generated-\($0)", bytes: mutator.generate(using: &rng)) }
     }
 }
 
@@ -181,8 +172,8 @@ struct SkewCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The newer version's bundled format (\(BuiltinFormat.names.joined(separator: ", "))): its validator judges what the newer writer saves, its generator makes --generate newer files.",
-            valueName: "name"))
+            "The newer version's format, a bundled one (\(FormatOptions.registry.names.joined(separator: ", "))) or a description file (.ksy, .xsd, .sql): its validator judges what the newer writer saves, its generator makes --generate newer files.",
+            valueName: "name|file"))
     var newerFormat: String?
 
     @Option(name: .long, help: ArgumentHelp("Newer files to generate with --newer-format.", valueName: "n"))
@@ -196,28 +187,28 @@ struct SkewCommand: ParsableCommand {
         }
         if generate < 0 { throw ValidationError("--generate must not be negative") }
         if generate > 0, newerFormat == nil { throw ValidationError("--generate needs --newer-format (whose generator makes the files)") }
-        if let newerFormat, BuiltinFormat.named(newerFormat) == nil {
-            throw ValidationError(BuiltinFormat.unknown(newerFormat))
-        }
+        if let newerFormat, let problem = FormatOptions.registry.problem(with: newerFormat) { throw ValidationError(problem) }
     }
 
     func run() throws {
         let plan = Self.plan(
             older: older, newer: newer, names: (olderName, newerName), newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
-            newerFormat: newerFormat.flatMap(BuiltinFormat.named), generate: generate, options: options.settings)
+            newerFormat: newerFormat, generate: generate, options: options.settings)
         try options.execute([plan])
     }
 
     static func plan(
         older: String, newer: String, names: (older: String?, newer: String?) = (nil, nil), newerWriter: String?, olderCorpus: [String], newerCorpus: [String],
-        newerFormat: BuiltinFormat?,
+        newerFormat formatName: String?,
         generate: Int, options: DocumentCheckSettings
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "version skew: \(older) and \(newer)") { () throws(CorruptFuzzError) in
+            let newerFormat = try FormatOptions.registry.resolve(format: formatName)
             let fileExtension = newerFormat?.format.fileExtension ?? ""
             var newerFiles = try DocumentFiles.load(newerCorpus)
-            if let newerFormat, generate > 0 {
-                newerFiles += try DocumentFiles.generate(newerFormat, count: generate, seed: options.seed)
+            if let newerFormat, let formatName, generate > 0 {
+                newerFiles += try DocumentFiles.generate(
+                    newerFormat, named: (formatName as NSString).lastPathComponent, count: generate, seed: options.seed)
             }
             var writer: CommandWriter?
             if let newerWriter { writer = try CommandWriter(newerWriter, limits: options.limits, fileExtension: fileExtension) }
@@ -234,7 +225,9 @@ struct SkewCommand: ParsableCommand {
             if let name = names.older { words += ["--older-name", name] }
             if let name = names.newer { words += ["--newer-name", name] }
             if let newerWriter { words += ["--newer-writer", newerWriter] }
-            if let newerFormat { words += ["--newer-format", newerFormat.name] }
+            if let formatName {
+                words += ["--newer-format", FormatOptions.registry.entry(named: formatName) == nil ? URL(fileURLWithPath: formatName).standardizedFileURL.path : formatName]
+            }
             words += options.replayWords
             var downgrade = result.downgrade
             if !result.unreadableNewerFiles.isEmpty {
@@ -278,12 +271,9 @@ struct RoundTripCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Documents (a file or a folder); repeatable.", valueName: "path"))
     var corpus: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A bundled format (\(BuiltinFormat.names.joined(separator: ", "))): its validator judges the documents and what the writer saves; its generator makes --generate documents.",
-            valueName: "name"))
-    var format: String?
+    /// Its validator judges the documents and what the writer saves; its generator makes
+    /// --generate documents.
+    @OptionGroup var formats: FormatOptions
 
     @Option(
         name: .long,
@@ -302,27 +292,28 @@ struct RoundTripCommand: ParsableCommand {
         if corpus.isEmpty, generate == 0 { throw ValidationError("give documents: --corpus, or --format with --generate N") }
         if cycles < 1 { throw ValidationError("--cycles must be at least 1") }
         if generate < 0 { throw ValidationError("--generate must not be negative") }
-        if generate > 0, format == nil { throw ValidationError("--generate needs --format (whose generator makes the documents)") }
-        if let format, BuiltinFormat.named(format) == nil {
-            throw ValidationError(BuiltinFormat.unknown(format))
-        }
+        if generate > 0, !formats.generates { throw ValidationError("--generate needs --format (whose generator makes the documents)") }
     }
 
     func run() throws {
         let plan = Self.plan(
-            loader: loader, writer: writer, corpus: corpus, format: format.flatMap(BuiltinFormat.named), appValidator: validator,
+            loader: loader, writer: writer, corpus: corpus, format: try formats.resolved(), appValidator: validator,
             generate: generate, cycles: cycles, options: options.settings)
         try options.execute([plan])
     }
 
     static func plan(
-        loader: String, writer: String, corpus: [String], format: BuiltinFormat?, appValidator: String?, generate: Int, cycles: Int,
+        loader: String, writer: String, corpus: [String], format: ResolvedFormat?, appValidator: String?, generate: Int, cycles: Int,
         options: DocumentCheckSettings
     ) -> DocumentCheckPlan {
         DocumentCheckPlan(name: "round trip: \(writer)") { () throws(CorruptFuzzError) in
             let fileExtension = format?.format.fileExtension ?? ""
             var documents = try DocumentFiles.load(corpus)
-            if let format, generate > 0 { documents += try DocumentFiles.generate(format, count: generate, seed: options.seed) }
+            if let format, generate > 0 {
+                documents += try DocumentFiles.generate(
+                    format, named: format.replayArguments.last?.last.map { ($0 as NSString).lastPathComponent } ?? "document", count: generate,
+                    seed: options.seed)
+            }
             var validator: (any Validator)? = format?.format.validator
             if let appValidator {
                 validator = try ExternalValidator(
@@ -333,7 +324,7 @@ struct RoundTripCommand: ParsableCommand {
                 writer: try CommandWriter(writer, limits: options.limits, fileExtension: fileExtension), validator: validator,
                 documents: documents, cycles: cycles, fileExtension: fileExtension)
             var words = [ExecutablePath.current, "roundtrip", "--loader", loader, "--writer", writer]
-            if let format { words += ["--format", format.name] }
+            words += format?.replayArguments.flatMap { $0 } ?? []
             if let appValidator { words += ["--validator", appValidator] }
             if cycles != 2 { words += ["--cycles", "\(cycles)"] }
             words += options.replayWords + ["--corpus"]

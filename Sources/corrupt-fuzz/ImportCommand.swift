@@ -97,7 +97,7 @@ struct ImportCommand: ParsableCommand {
                 targetName: target, targetCommand: fuzzer ?? "libFuzzer", validatorName: nil, configuration: FuzzConfiguration(), seedNames: paths)
             result.executions = files.count
             result.findings = records
-            result.stopReason = "imported"
+            result.stopReason = .imported
             var suite = RunReport.Suite(
                 result: result,
                 replay: ReplayDescription(tool: ExecutablePath.current, targetCommand: fuzzer ?? "libFuzzer", fileExtension: fileExtension))

@@ -1,12 +1,80 @@
 import ArgumentParser
 import CorruptFuzzCore
+import CorruptFuzzExamples
 import CorruptFuzzRunner
-import CorruptFuzzSchema
 import Foundation
 
-#if XML
-    import CorruptFuzzXML
-#endif
+/// How a format is selected, the same in every command: `--format` names a bundled format or a
+/// description file (.ksy, .xsd, .sql); `--schema` and `--xsd` give the description beside it
+/// (`--format sqlite --schema store.sql`). The bundled registry checks and reads them.
+struct FormatOptions: ParsableArguments {
+    static var registry: FormatRegistry { .bundled }
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A bundled format (\(FormatOptions.registry.names.joined(separator: ", "))) or a description file (.ksy, .xsd, .sql): its reference validator labels inputs, its structure guides mutations and generates seeds.",
+            valueName: "name|file"))
+    var format: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A binary layout in Kaitai Struct YAML (.ksy), an XML Schema (.xsd, with --format xml) or a SQL description (.sql: DDL and -- corrupt-fuzz: lines, with --format sqlite or sqlite-wal).",
+            valueName: "file"))
+    var schema: String?
+
+    @Option(name: .long, help: ArgumentHelp("An XML Schema (.xsd): the same as --schema FILE.xsd.", valueName: "file.xsd"))
+    var xsd: String?
+
+    /// The description file, from --xsd or --schema.
+    var description: String? { xsd ?? schema }
+
+    var isEmpty: Bool { format == nil && description == nil }
+
+    func validate() throws {
+        if schema != nil, xsd != nil { throw ValidationError("give either --schema or --xsd, not both") }
+        do {
+            _ = try Self.registry.select(format: format, description: description)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// The format these options select, read and compiled once.
+    func resolved() throws(CorruptFuzzError) -> ResolvedFormat? { try Self.registry.resolve(format: format, description: description) }
+
+    /// Whether the selected format generates files (a description, or a bundled format with a generator).
+    var generates: Bool {
+        switch try? Self.registry.select(format: format, description: description) {
+        case .entry(let entry)?: entry.format.mutator != nil
+        case .description?: true
+        case nil: false
+        }
+    }
+}
+
+/// How long one execution may take and how much memory it may use: one option of each, with
+/// one default, in every command that runs something.
+struct LimitOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Deadline of one execution (a load, a save, a program run), e.g. 1s, 500ms.", valueName: "duration"))
+    var timeout: Seconds = .defaultTimeout
+
+    @Option(name: .long, help: ArgumentHelp("Address-space limit of the target, e.g. 1GB, 512MB; 0 for none.", valueName: "size"))
+    var memoryLimit: ByteSize = .defaultMemoryLimit
+
+    var limits: ProcessExecutor.Limits {
+        ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes)
+    }
+
+    /// The options that set these limits again in a replay command (none for the defaults).
+    var replayWords: [String] {
+        var words: [String] = []
+        if timeout != .defaultTimeout { words += ["--timeout", timeout.description] }
+        if memoryLimit != .defaultMemoryLimit { words += ["--memory-limit", memoryLimit.description] }
+        return words
+    }
+}
 
 /// Options that describe how to run a target, shared by `run` and `replay`.
 struct TargetOptions: ParsableArguments {
@@ -24,127 +92,13 @@ struct TargetOptions: ParsableArguments {
             valueName: "command"))
     var validator: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A bundled format whose reference validator labels inputs (\(BuiltinFormat.names.joined(separator: ", "))).",
-            valueName: "name"))
-    var format: String?
+    @OptionGroup var formats: FormatOptions
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A binary layout in Kaitai Struct YAML (.ksy): its validator labels inputs (unless --validator is given), its structure guides mutations, and it generates seeds when there is no corpus. With --format sqlite or sqlite-wal, a SQL description (.sql: DDL and -- corrupt-fuzz: lines).",
-            valueName: "file"))
-    var schema: String?
+    @OptionGroup var limitOptions: LimitOptions
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "An XML Schema (.xsd): libxml2 validates inputs against it, and documents are generated from it (with --format xml; --schema FILE.xsd does the same).",
-            valueName: "file.xsd"))
-    var xsd: String?
+    var limits: ProcessExecutor.Limits { limitOptions.limits }
 
-    /// The XML Schema, from --xsd or from a --schema ending in .xsd.
-    var xsdPath: String? { xsd ?? schema.flatMap { $0.lowercased().hasSuffix(".xsd") ? $0 : nil } }
-    /// The Kaitai schema: --schema unless it is an XML Schema or a SQL description.
-    var ksyPath: String? { schema.flatMap { $0.lowercased().hasSuffix(".xsd") || SQLiteBuiltins.isDescription($0) ? nil : $0 } }
-    /// A SQL description (--schema FILE.sql with --format sqlite or sqlite-wal).
-    var sqlPath: String? { SQLiteBuiltins.isDescription(schema) ? schema : nil }
-
-    @Option(name: .long, help: ArgumentHelp("Deadline of one execution, e.g. 1s, 500ms.", valueName: "duration"))
-    var timeout: Seconds = .defaultTimeout
-
-    @Option(name: .long, help: ArgumentHelp("Address-space limit of the target, e.g. 1GB, 512MB; 0 for none.", valueName: "size"))
-    var memoryLimit: ByteSize = .defaultMemoryLimit
-
-    var limits: ProcessExecutor.Limits {
-        ProcessExecutor.Limits(timeoutMilliseconds: timeout.milliseconds, memoryLimit: memoryLimit.bytes)
-    }
-
-    func builtinFormat() throws -> BuiltinFormat? {
-        guard let format else { return nil }
-        guard let found = BuiltinFormat.named(format) else {
-            throw ValidationError(BuiltinFormat.unknown(format))
-        }
-        return found
-    }
-
-    func validate() throws {
-        if ksyPath != nil, format != nil {
-            throw ValidationError("give either --schema FILE.ksy or --format, not both")
-        }
-        if xsdPath != nil, format != "xml" {
-            throw ValidationError("an XML Schema (--xsd or --schema FILE.xsd) needs --format xml")
-        }
-        if sqlPath != nil, !SQLiteBuiltins.names.contains(format ?? "") {
-            throw ValidationError("a SQL description (--schema FILE.sql) needs --format sqlite or sqlite-wal")
-        }
-        _ = try builtinFormat()
-    }
-
-    /// The format these options select (--format, --schema FILE.ksy or FILE.xsd, --xsd),
-    /// read and compiled once.
-    func resolvedFormat() throws -> ResolvedFormat? {
-        if let xsd = xsdPath { return try .xsd(xsd) }
-        if let sql = sqlPath { return try SQLiteBuiltins.format(path: sql, formatName: format) }
-        if let schema = ksyPath { return try .ksy(schema) }
-        if let format = try builtinFormat() { return .builtin(format) }
-        return nil
-    }
-}
-
-/// A format as the options selected it, with the arguments that select it again in a replay
-/// command.
-struct ResolvedFormat {
-    var format: any FuzzFormat
-    /// The options that select this format again, for replay commands.
-    var replayArguments: [[String]]
-    var warnings: [String] = []
-    /// The schema file the format was read from (as given), where checks come from.
-    var source: String?
-
-    static func builtin(_ builtin: BuiltinFormat) -> ResolvedFormat {
-        ResolvedFormat(format: builtin.format, replayArguments: [["--format", builtin.name]])
-    }
-
-    /// A Kaitai Struct schema: its validator, structure-aware mutations and generator.
-    static func ksy(_ path: String) throws -> ResolvedFormat {
-        let format: SchemaFormat
-        do {
-            format = try SchemaFormat(ksyPath: path)
-        } catch {
-            throw CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)")
-        }
-        return ResolvedFormat(format: format, replayArguments: [["--schema", URL(fileURLWithPath: path).standardizedFileURL.path]], source: path)
-    }
-
-    /// An XML Schema: libxml2 validates against it, and documents are generated from it when
-    /// the generator knows every construct it uses (else a warning says why not).
-    static func xsd(_ path: String) throws -> ResolvedFormat {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(path)")
-        }
-        #if XML
-            let replay = [["--format", "xml"], ["--xsd", URL(fileURLWithPath: path).standardizedFileURL.path]]
-            do {
-                let format = try XMLFormat(xsd: [UInt8](data), name: path)
-                return ResolvedFormat(format: format, replayArguments: replay, source: path)
-            } catch let generatorProblem {
-                do {
-                    let schema = try XMLSchemaValidator(xsd: [UInt8](data), name: path)
-                    return ResolvedFormat(
-                        format: XMLFormat(schema: schema), replayArguments: replay,
-                        warnings: ["no documents are generated from \(path): \(generatorProblem)"], source: path)
-                } catch {
-                    throw CorruptFuzzError(.invalidArgument, "broken XML Schema \(path): \(error)")
-                }
-            }
-        #else
-            _ = data
-            throw CorruptFuzzError(.invalidArgument, BuiltinFormat.unknown("xml"))
-        #endif
-    }
+    func resolvedFormat() throws(CorruptFuzzError) -> ResolvedFormat? { try formats.resolved() }
 }
 
 /// A duration option: `60`, `60s`, `500ms`, `5m`, `1h`; parsed and checked once, where the

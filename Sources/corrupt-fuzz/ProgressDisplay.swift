@@ -36,7 +36,7 @@ final class ProgressDisplay {
 
     func finish(_ result: CampaignResult) {
         clear()
-        let stop = result.stopReason == "interrupted" ? " (interrupted)" : ""
+        let stop = result.stopReason == .interrupted ? " (interrupted)" : ""
         note(
             "[\(result.targetName)] done\(stop): \(result.executions) executions in \(String(format: "%.1f", result.fuzzSeconds))s, \(result.findings.count) findings"
         )

@@ -69,13 +69,11 @@ struct RunCommand: ParsableCommand {
         if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
         if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
         let hasTarget = targetOptions.target != nil
-        let generates =
-            targetOptions.schema != nil || targetOptions.xsd != nil
-            || (try? targetOptions.builtinFormat())?.format.mutator != nil
+        let generates = targetOptions.formats.generates
         if hasTarget, corpus == nil, !generates {
             throw ValidationError("--target needs --corpus (a folder of seed files), or --schema, --xsd or a --format with a generator (to generate them)")
         }
-        if !hasTarget, corpus != nil || targetOptions.schema != nil || targetOptions.validator != nil || worker {
+        if !hasTarget, corpus != nil || targetOptions.formats.description != nil || targetOptions.validator != nil || worker {
             throw ValidationError("--corpus, --schema, --validator and --worker need --target (the loader to test)")
         }
     }

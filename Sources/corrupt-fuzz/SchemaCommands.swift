@@ -2,26 +2,17 @@ import ArgumentParser
 import CorruptFuzzCore
 import CorruptFuzzPlist
 
-#if XML
-    import CorruptFuzzXML
-#endif
 import CorruptFuzzSchema
 import Foundation
 
 /// `corrupt-fuzz generate`: writes valid files drawn from a schema.
 struct GenerateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "generate", abstract: "Write valid files generated from a .ksy schema or a bundled format's model.")
+        commandName: "generate", abstract: "Write valid files generated from a .ksy schema, an XML Schema, a SQL description or a bundled format's model.")
 
-    @Option(name: .long, help: ArgumentHelp("The binary layout (.ksy), or with --format sqlite a SQL description (.sql).", valueName: "file"))
-    var schema: String?
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A bundled format whose model generates the files (\(BuiltinFormat.all.filter { $0.format.mutator != nil }.map(\.name).joined(separator: ", "))); friend-list archives are written by the real NSKeyedArchiver.",
-            valueName: "name"))
-    var format: String?
+    /// The format whose model generates the files (friend-list archives are written by the
+    /// real NSKeyedArchiver).
+    @OptionGroup var formats: FormatOptions
 
     @Option(name: .long, help: ArgumentHelp("How many files.", valueName: "n"))
     var count: Int = 10
@@ -32,14 +23,11 @@ struct GenerateCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seed: the same seed gives the same files.", valueName: "n"))
     var seed: UInt64 = 0
 
-    @Option(name: .long, help: ArgumentHelp("The most elements of one repeated field.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("The most elements of one repeated field (.ksy).", valueName: "n"))
     var maxElements: Int = 6
 
-    @Option(name: .long, help: ArgumentHelp("The most bytes of one string or byte field.", valueName: "n"))
+    @Option(name: .long, help: ArgumentHelp("The most bytes of one string or byte field (.ksy).", valueName: "n"))
     var maxBytes: Int = 24
-
-    @Option(name: .long, help: ArgumentHelp("An XML Schema: write documents valid against it.", valueName: "file.xsd"))
-    var xsd: String?
 
     @Option(
         name: .long,
@@ -50,75 +38,55 @@ struct GenerateCommand: ParsableCommand {
     func validate() throws {
         if count <= 0 { throw ValidationError("--count must be positive") }
         guard let wanted = PlistEncoding(rawValue: encoding) else { throw ValidationError("--encoding must be binary or xml") }
-        if wanted == .xml, !["friend-list", "keyed-archive", "binary-plist"].contains(format ?? "") {
+        if wanted == .xml, !["friend-list", "keyed-archive", "binary-plist"].contains(formats.format ?? "") {
             throw ValidationError("--encoding xml needs a property-list --format (friend-list, keyed-archive, binary-plist)")
         }
-        if SQLiteBuiltins.isDescription(schema), !SQLiteBuiltins.names.contains(format ?? "") {
-            throw ValidationError("a SQL description (--schema FILE.sql) needs --format sqlite or sqlite-wal")
-        }
-        let sqlDescription = SQLiteBuiltins.isDescription(schema)
-        if [sqlDescription ? nil : schema, format, xsd].compactMap({ $0 }).count != 1 {
-            throw ValidationError("give one of --schema, --xsd or --format (--format sqlite takes a --schema FILE.sql)")
-        }
-        if let format, BuiltinFormat.named(format)?.format.mutator == nil {
+        if formats.isEmpty { throw ValidationError("give --schema, --xsd or --format (--format sqlite takes a --schema FILE.sql)") }
+        if !formats.generates {
             throw ValidationError(
-                "format '\(format)' has no generator; formats with one: \(BuiltinFormat.all.filter { $0.format.mutator != nil }.map(\.name).joined(separator: ", "))"
-            )
+                "format '\(formats.format ?? "")' has no generator; formats with one: \(FormatOptions.registry.generatingNames.joined(separator: ", "))")
         }
     }
 
     func run() throws {
-        if let schema, SQLiteBuiltins.isDescription(schema) {
-            let resolved: ResolvedFormat
-            do {
-                resolved = try SQLiteBuiltins.format(path: schema, formatName: format)
-            } catch let error as CorruptFuzzError {
-                throw configurationError(error)
-            }
-            var rng = FuzzRNG(seed: seed)
-            let name = URL(fileURLWithPath: schema).deletingPathExtension().lastPathComponent
-            var failure: (any Error)?
-            try write(prefix: name, fileExtension: resolved.format.fileExtension) {
-                do {
-                    return try SQLiteBuiltins.generate(resolved, using: &rng)
-                } catch {
-                    failure = failure ?? error
-                    return []
-                }
-            }
-            if let failure { throw configurationError(CorruptFuzzError(.system, "SQLite could not build a database from \(schema): \(failure)")) }
-            return
-        }
-        if let format, let builtin = BuiltinFormat.named(format), let mutator = builtin.format.mutator {
-            var rng = FuzzRNG(seed: seed)
-            let xml = encoding == PlistEncoding.xml.rawValue
-            try write(prefix: format, fileExtension: builtin.format.fileExtension) {
-                let bytes = mutator.generate(using: &rng)
-                guard xml, let plist = try? PropertyListFile.read(bytes).plist else { return bytes }
-                return (try? PropertyListFile.write(plist, encoding: .xml)) ?? bytes
-            }
-            return
-        }
-        if let xsd {
-            #if XML
-                guard let data = FileManager.default.contents(atPath: xsd) else {
-                    throw configurationError(CorruptFuzzError(.invalidArgument, "cannot read the XML Schema \(xsd)"))
-                }
-                let generator: XSDGenerator
-                do {
-                    generator = try XSDGenerator(xsd: [UInt8](data))
-                } catch {
-                    throw configurationError(CorruptFuzzError(.invalidArgument, "cannot generate from \(xsd): \(error)"))
-                }
-                var rng = FuzzRNG(seed: seed)
-                let name = URL(fileURLWithPath: xsd).deletingPathExtension().lastPathComponent
-                try write(prefix: name, fileExtension: "xml") { XMLWriter.write(generator.generate(using: &rng)) }
+        let selection: FormatRegistry.Selection?
+        let resolved: ResolvedFormat?
+        do {
+            selection = try FormatOptions.registry.select(format: formats.format, description: formats.description)
+            // A .ksy schema is generated with the size limits given here.
+            if case .description(let reader, let path, _)? = selection, reader.extensions.contains("ksy") {
+                try generateKSY(path)
                 return
-            #else
-                throw configurationError(CorruptFuzzError(.invalidArgument, BuiltinFormat.unknown("xml")))
-            #endif
+            }
+            resolved = try formats.resolved()
+        } catch let error as CorruptFuzzError {
+            throw configurationError(error)
         }
-        guard let schema else { return }
+        guard let resolved else { return }
+        guard let mutator = resolved.format.mutator else {
+            throw configurationError(CorruptFuzzError(.invalidArgument, resolved.warnings.first ?? "this format has no generator"))
+        }
+        let prefix: String
+        switch selection {
+        case .entry(let entry)?: prefix = entry.name
+        case .description(_, let path, _)?: prefix = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        case nil: prefix = "file"
+        }
+        var rng = FuzzRNG(seed: seed)
+        let xml = encoding == PlistEncoding.xml.rawValue
+        var empty = 0
+        try write(prefix: prefix, fileExtension: resolved.format.fileExtension.isEmpty ? "bin" : resolved.format.fileExtension) {
+            let bytes = mutator.generate(using: &rng)
+            if bytes.isEmpty { empty += 1 }
+            guard xml, let plist = try? PropertyListFile.read(bytes).plist else { return bytes }
+            return (try? PropertyListFile.write(plist, encoding: .xml)) ?? bytes
+        }
+        if empty > 0 {
+            throw configurationError(CorruptFuzzError(.system, "\(empty) of \(count) files came out empty: the format could not build them"))
+        }
+    }
+
+    private func generateKSY(_ schema: String) throws {
         let loaded: BinarySchema
         do {
             loaded = try KSYLoader.load(contentsOf: schema)
@@ -150,23 +118,13 @@ struct GenerateCommand: ParsableCommand {
 }
 
 /// `corrupt-fuzz validate`: checks files with a format's reference validator (a .ksy schema, an
-/// XML Schema, or a bundled format) and prints each violation.
+/// XML Schema, a SQL description, or a bundled format) and prints each violation.
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check files with a format's validator (--schema FILE.ksy|FILE.xsd, --xsd, or --format NAME); exit 1 if any is invalid.")
+        abstract: "Check files with a format's validator (--schema FILE.ksy|FILE.xsd|FILE.sql, --xsd, or --format NAME); exit 1 if any is invalid.")
 
-    @Option(name: .long, help: ArgumentHelp("A binary layout (.ksy) or an XML Schema (.xsd).", valueName: "file"))
-    var schema: String?
-
-    @Option(name: .long, help: ArgumentHelp("An XML Schema (.xsd).", valueName: "file.xsd"))
-    var xsd: String?
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A bundled format (\(BuiltinFormat.names.joined(separator: ", "))).", valueName: "name"))
-    var format: String?
+    @OptionGroup var formats: FormatOptions
 
     @Flag(name: .long, help: "Print only the first violation of each file (.ksy schemas list them all otherwise).")
     var first = false
@@ -176,23 +134,19 @@ struct ValidateCommand: ParsableCommand {
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("validate needs at least one file") }
-        if schema == nil, xsd == nil, format == nil { throw ValidationError("validate needs --schema, --xsd or --format") }
+        if formats.isEmpty { throw ValidationError("validate needs --schema, --xsd or --format") }
     }
 
     func run() throws {
-        if let schema, !schema.lowercased().hasSuffix(".xsd"), format == nil {
-            try runKSY(schema)
-            return
-        }
-        // The same format options as run and replay, read the same way.
-        var arguments: [String] = []
-        if let schema { arguments += ["--schema", schema] }
-        if let xsd { arguments += ["--xsd", xsd] }
-        if let format { arguments += ["--format", format] } else if xsd != nil || schema != nil { arguments += ["--format", "xml"] }
         let validator: any Validator
         do {
-            let options = try TargetOptions.parse(arguments)
-            guard let made = try options.resolvedFormat()?.format.validator else { throw ValidationError("no validator for these options") }
+            if case .description(let reader, let path, _)? = try FormatOptions.registry.select(format: formats.format, description: formats.description),
+                reader.extensions.contains("ksy")
+            {
+                try runKSY(path)
+                return
+            }
+            guard let made = try formats.resolved()?.format.validator else { throw ValidationError("no validator for these options") }
             validator = made
         } catch let error as CorruptFuzzError {
             throw configurationError(error)

@@ -33,7 +33,7 @@ struct CLISQLiteTests {
     @Test(
         "a SQL description needs --format sqlite; a broken one is a usage error with the reason",
         arguments: [
-            (["generate", "--schema", "x.sql", "--out", "/tmp/never"], "needs --format sqlite or sqlite-wal"),
+            (["generate", "--format", "xml", "--schema", "x.sql", "--out", "/tmp/never"], "needs --format sqlite or sqlite-wal, not xml"),
             (["validate", "--format", "notes", "--schema", "x.sql", "f"], "needs --format sqlite or sqlite-wal"),
         ])
     func misuse(arguments: [String], message: String) throws {

@@ -150,7 +150,7 @@ extension FuzzRNG {
         result.executions = below(1_000_000_000)
         result.fuzzSeconds = oneIn(4) ? 0 : Double(1 + below(1_000_000)) / 1000
         result.totalSeconds = seconds()
-        result.stopReason = hostileString()
+        result.stopReason = pick([.runs, .duration, .interrupted, .error, .completed, .imported, .crashStates(checked: below(1000), operations: below(100))])
         result.targetGivesReasons = oneIn(2)
         result.toolError = maybeHostileString()
         if oneIn(2) {
@@ -359,7 +359,6 @@ struct SelfFuzzReportingTests {
             var configuration = FuzzConfiguration()
             configuration.seed = .max
             var result = CampaignResult(targetName: text, targetCommand: other, validatorName: other, configuration: configuration, seedNames: [other, other])
-            result.stopReason = other
             result.toolError = other
             result.totalSeconds = 1.5
             let bytes = Array(other.utf8) + [0xFF, 0x00, 0xC0, 0x80, 0xED, 0xA0, 0x80, 0xEF, 0xBF, 0xBE]
@@ -470,7 +469,7 @@ struct SelfFuzzReportingTests {
             let properties = Dictionary(
                 element.all("properties").flatMap { $0.all("property") }.map { ($0.attributes["name"] ?? "", $0.attributes["value"] ?? "") },
                 uniquingKeysWith: { a, _ in a })
-            for (property, expected) in [("target", result.targetCommand), ("stop-reason", result.stopReason), ("report-folder", report.folder)] {
+            for (property, expected) in [("target", result.targetCommand), ("stop-reason", result.stopReason.description), ("report-folder", report.folder)] {
                 v.check(sameBytes(properties[property] ?? "", readBack(expected)), "\(name): property \(property) does not read back")
             }
             // Each finding of a check is a failure, up to the limit, and the rest share one more.

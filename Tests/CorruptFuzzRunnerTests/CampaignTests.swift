@@ -167,7 +167,7 @@ struct CampaignTests {
             validator: strictValidator, seeds: seeds, configuration: configuration)
         let box = StopAfter(executions: 500)
         let result = try campaign.run(progress: { box.seen = $0.executions }, shouldStop: { box.shouldStop })
-        #expect(result.stopReason == "interrupted")
+        #expect(result.stopReason == .interrupted)
         #expect(result.executions < 1000)
         #expect(!result.findings.isEmpty)
     }
