@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(
             name: "CorruptFuzzRunner",
-            dependencies: ["CorruptFuzzCore", "CCorruptFuzzSpawn"],
+            dependencies: ["CorruptFuzzCore", "CCorruptFuzzSpawn", "CorruptFuzzWorker"],
             // The crash-point recorder's C source, compiled on first use (RecorderLibrary):
             // nothing a user builds would otherwise build a dynamic library for LD_PRELOAD.
             resources: [.embedInCode("Recorder/recorder.c")],
@@ -335,7 +335,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzRunnerTests",
-            dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "FixtureTarget", "WorkerFixture"],
+            dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "CorruptFuzzWorker", "CCorruptFuzzWorker", "FixtureTarget", "WorkerFixture"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

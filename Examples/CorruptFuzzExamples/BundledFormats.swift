@@ -36,7 +36,8 @@ extension FormatRegistry {
             for (name, mode) in zip(sqliteNames, [SQLiteDescription.JournalMode.rollback, .wal]) {
                 if let format = NoteStoreFormat.format(journalMode: mode) { entries.append(Entry(name: name, format: format)) }
             }
-            readers.append(DescriptionReader(extensions: ["sql"], formatNames: sqliteNames, read: { path, name throws(CorruptFuzzError) in try readSQL(path, name) }))
+            readers.append(
+                DescriptionReader(extensions: ["sql"], formatNames: sqliteNames, read: { path, name throws(CorruptFuzzError) in try readSQL(path, name) }))
         #else
             for name in sqliteNames { missing[name] = "SQLite" }
         #endif

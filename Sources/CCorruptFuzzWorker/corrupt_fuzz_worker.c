@@ -21,19 +21,19 @@ static void flatten(char *text) {
 }
 
 void cf_worker_accept(cf_worker_reply *reply, const char *digest) {
-    reply->kind = 'A';
+    reply->kind = CF_WORKER_ACCEPTED;
     reply->reason[0] = '\0';
     copy_text(reply->text, sizeof reply->text, digest);
 }
 
 void cf_worker_accept_invalid(cf_worker_reply *reply, const char *message) {
-    reply->kind = 'V';
+    reply->kind = CF_WORKER_ACCEPTED_INVALID;
     reply->reason[0] = '\0';
     copy_text(reply->text, sizeof reply->text, message);
 }
 
 void cf_worker_reject(cf_worker_reply *reply, const char *reason, const char *message) {
-    reply->kind = 'R';
+    reply->kind = CF_WORKER_REJECTED;
     copy_text(reply->reason, sizeof reply->reason, reason);
     for (char *c = reply->reason; *c; c++)
         if (*c == ' ' || *c == '\t') *c = '-';
@@ -76,11 +76,11 @@ static int load_path(const char *path, FILE *given, cf_worker_load_fn load, cf_w
         return 1;
     }
     memset(reply, 0, sizeof *reply);
-    reply->kind = 'R';
+    reply->kind = CF_WORKER_REJECTED;
     int status = load(data, size, reply);
     free(data);
-    if (status == 0 && reply->kind == 'R') reply->kind = 'A';
-    if (status != 0) reply->kind = 'R';
+    if (status == 0 && reply->kind == CF_WORKER_REJECTED) reply->kind = CF_WORKER_ACCEPTED;
+    if (status != 0) reply->kind = CF_WORKER_REJECTED;
     return status;
 }
 
@@ -104,31 +104,33 @@ typedef struct {
 static int run_input(const char *path, loader how, cf_worker_reply *reply) {
     if (how.load_data) return load_path(path, path ? NULL : stdin, how.load_data, reply);
     memset(reply, 0, sizeof *reply);
-    reply->kind = 'R';
+    reply->kind = CF_WORKER_REJECTED;
     int status = how.load_path(path, reply);
-    if (status == 0 && reply->kind == 'R') reply->kind = 'A';
-    if (status != 0) reply->kind = 'R';
+    if (status == 0 && reply->kind == CF_WORKER_REJECTED) reply->kind = CF_WORKER_ACCEPTED;
+    if (status != 0) reply->kind = CF_WORKER_REJECTED;
     return status;
 }
 
 static int serve(int argc, char **argv, loader how) {
     static cf_worker_reply reply;
-    const char *variable = getenv("CORRUPT_FUZZ_WORKER_FD");
+    const char *variable = getenv(CF_WORKER_FD_VARIABLE);
     if (variable && *variable) {
         int fd = atoi(variable);
         char *line = NULL;
         size_t capacity = 0;
         ssize_t length;
         static char out[sizeof reply.reason + sizeof reply.text + 8];
-        if (write_all(fd, "H 1\n", 4) != 0) return 0;
+        char hello[32];
+        int said = snprintf(hello, sizeof hello, "%c %d\n", CF_WORKER_HELLO, CF_WORKER_PROTOCOL_VERSION);
+        if (write_all(fd, hello, (size_t)said) != 0) return 0;
         while ((length = getline(&line, &capacity, stdin)) > 0) {
             if (line[length - 1] == '\n') line[--length] = '\0';
             run_input(line, how, &reply);
             flatten(reply.reason);
             flatten(reply.text);
             int n;
-            if (reply.kind == 'R')
-                n = snprintf(out, sizeof out, "R %s %s\n", reply.reason[0] ? reply.reason : "-", reply.text);
+            if (reply.kind == CF_WORKER_REJECTED)
+                n = snprintf(out, sizeof out, "%c %s %s\n", CF_WORKER_REJECTED, reply.reason[0] ? reply.reason : "-", reply.text);
             else
                 n = snprintf(out, sizeof out, "%c %s\n", reply.kind, reply.text);
             if (n < 0) n = 0;

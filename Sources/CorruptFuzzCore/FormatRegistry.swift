@@ -81,7 +81,8 @@ public struct FormatRegistry: Sendable {
             return
                 "format '\(name)' needs the \(trait) trait, and this corrupt-fuzz was built without it (build with default traits, or `--traits \(trait)`)"
         }
-        return "unknown format '\(name)'; known formats: \(names.joined(separator: ", ")), or a description file (\(readers.flatMap(\.extensions).map { ".\($0)" }.joined(separator: ", ")))"
+        return
+            "unknown format '\(name)'; known formats: \(names.joined(separator: ", ")), or a description file (\(readers.flatMap(\.extensions).map { ".\($0)" }.joined(separator: ", ")))"
     }
 
     /// The reader for `path`, by its extension.

@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import Foundation
 
 /// What libFuzzer (and the libFuzzer bridge) said about the inputs it saved: for each
 /// artifact file (`crash-…`, `leak-…`, `timeout-…`, `oom-…`), the finding's kind, signature
@@ -122,4 +123,19 @@ public struct LibFuzzerLog: Sendable {
 /// The marker the libFuzzer bridge starts its lines with (`CorruptFuzzLibFuzzer` prints it).
 public enum LibFuzzerBridgeMarker {
     public static let text = "==corrupt-fuzz=="
+}
+
+extension LibFuzzerLog.Artifact {
+    /// What the loader did, as far as libFuzzer's report tells: a crash, hang or memory blow-up
+    /// as such, a rejection for the kinds about rejections, else an acceptance (every kind an
+    /// oracle finds in an accepted file, so a new kind needs nothing here).
+    public var outcome: Outcome {
+        switch kind {
+        case .hang: .hung(milliseconds: 0)
+        case .oom: .outOfMemory(peakKilobytes: 0, message: detail)
+        case .crash: .crashed(signal: SIGABRT, frames: [], message: signature)
+        case .falseRejection, .wrongReason: .rejected(reason: nil, exitCode: 1, message: detail)
+        default: .accepted(digest: "")
+        }
+    }
 }

@@ -120,7 +120,7 @@ public struct CampaignResult: Sendable, Codable {
     public var outsideTraps: OutsideTraps?
     /// A hash of every input run, in order: equal for equal seeds and corpora (with outside
     /// traps, of their seeds, mutation names and lengths: the trap URLs differ per run).
-    public var inputSequenceHash: UInt64 = 0xcbf2_9ce4_8422_2325
+    public var inputSequenceHash: UInt64 = FNV1a.offset
     /// Processes the target left running outside its process group (a daemon, `setsid cmd &`)
     /// that the campaign killed; counted only where corrupt-fuzz could become their subreaper.
     public var escapedProcessesKilled = 0
@@ -502,7 +502,7 @@ public final class Campaign: @unchecked Sendable {
     /// listener's port differ from run to run, so the input counts by its seed, its mutations
     /// (names carry offsets and values) and its length instead of its bytes.
     private static func fnv(_ hash: UInt64, _ input: TestInput, byName: Bool) -> UInt64 {
-        let prime: UInt64 = 0x100_0000_01b3
+        let prime = FNV1a.prime
         var h = hash
         // No closure for a byte's step: one that captures `h` put it in a heap box per input.
         if byName {
@@ -599,10 +599,7 @@ struct NormalizedMessages {
     }
 
     /// 64-bit FNV-1a.
-    enum FNV {
-        static let offset: UInt64 = 0xcbf2_9ce4_8422_2325
-        @inline(__always) static func add(_ byte: UInt8, to hash: UInt64) -> UInt64 { (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    }
+    typealias FNV = FNV1a
 }
 
 /// The verdicts a validator gave on recent inputs. A quarter of a campaign's inputs repeat one
@@ -665,13 +662,6 @@ struct UnsafeMutableSendableBuffer<Element>: @unchecked Sendable {
     subscript(index: Int) -> Element {
         get { base[index] }
         nonmutating set { base[index] = newValue }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }
 

@@ -384,9 +384,9 @@ public struct CrashPointCheck: Sendable {
                         Execution(outcome: .rejected(reason: violation.reason, exitCode: 1, message: violation.description)), "\(path): \(violation)")
                 }
             }
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            lines.append("\(path)\t\(String(hash, radix: 16))")
+            var hash = FNV1a()
+            hash.add(bytes)
+            lines.append("\(path)\t\(String(hash.value, radix: 16))")
         }
         return .success(lines)
     }

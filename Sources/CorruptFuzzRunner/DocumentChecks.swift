@@ -82,12 +82,12 @@ struct FindingCollector {
         records.append(
             FindingRecord(
                 finding: finding, hits: 1, firstExecution: number,
-                firstSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                firstSeconds: elapsed.seconds))
     }
 
     var seconds: Double {
         let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.seconds
     }
 
     /// The check's result, read as a campaign's in every report.

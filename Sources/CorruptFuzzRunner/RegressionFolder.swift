@@ -58,9 +58,9 @@ public struct RegressionFolder: Sendable {
     /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`) when the file cannot be written.
     @discardableResult
     public static func save(_ bytes: [UInt8], prefix: String, fileExtension: String, in folder: String) throws(CorruptFuzzError) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let stem = "-\(String(hash, radix: 16))"
+        var hash = FNV1a()
+        hash.add(bytes)
+        let stem = "-\(String(hash.value, radix: 16))"
         let name = prefix + stem + (fileExtension.isEmpty ? "" : ".\(fileExtension)")
         let path = (folder as NSString).appendingPathComponent(name)
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()

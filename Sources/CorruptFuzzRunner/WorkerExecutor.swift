@@ -1,5 +1,6 @@
 import CCorruptFuzzSpawn
 import CorruptFuzzCore
+import CorruptFuzzWorker
 import Foundation
 
 /// Runs inputs in persistent worker processes, restarted after every crash or hang.
@@ -31,7 +32,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// against seconds of inputs).
     public let inputsPerWorker: Int
     /// The environment variable that tells a loader it runs as a worker, and its value.
-    public static let protocolVariable = (name: "CORRUPT_FUZZ_WORKER_FD", value: "3")
+    public static let protocolVariable = (name: WorkerProtocol.descriptorVariable, value: String(WorkerProtocol.resultDescriptor))
     /// The worker's log is emptied when it grows past this many bytes (a worker that floods
     /// its output must not fill the disk).
     static let maxLogBytes: off_t = 16 << 20
@@ -221,15 +222,18 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
 
     private func micros(since start: ContinuousClock.Instant) -> Int64 {
         let d = ContinuousClock.now - start
-        return d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000
+        return d.microseconds
     }
 
+    /// The outcome a result line reports (``WorkerProtocol/reply(from:)``); a line that is no
+    /// reply is a rejection without a reason, with the line as its message.
     static func parse(_ line: String) -> Outcome {
-        if line.hasPrefix("A") { return .accepted(digest: String(line.dropFirst(2))) }
-        if line.hasPrefix("V") { return .acceptedInvalid(message: String(line.dropFirst(2))) }
-        let parts = line.dropFirst(2).split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-        let reason = parts.first.map(String.init).flatMap { $0 == "-" || $0.isEmpty ? nil : Reason($0) }
-        return .rejected(reason: reason, exitCode: 1, message: parts.count > 1 ? String(parts[1]) : nil)
+        switch WorkerProtocol.reply(from: line) {
+        case .accepted(let digest)?: return .accepted(digest: digest)
+        case .acceptedInvalid(let message)?: return .acceptedInvalid(message: message)
+        case .rejected(let reason, let message)?: return .rejected(reason: reason.map { Reason($0) }, exitCode: 1, message: message.isEmpty ? nil : message)
+        case nil: return .rejected(reason: nil, exitCode: 1, message: line)
+        }
     }
 
     private static func readLog(_ fd: Int32, from offset: off_t) -> [UInt8] {
@@ -287,7 +291,12 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private func awaitHello(_ worker: inout Worker) -> String? {
         let wait = max(10_000, 10 * limits.timeoutMilliseconds)
         switch Self.nextLine(&worker, before: ContinuousClock.now + .milliseconds(wait)) {
-        case .line(let line): return line.first == UInt8(ascii: "H") ? nil : "answered \"\(String(decoding: line.prefix(80), as: UTF8.self))\""
+        case .line(let line):
+            let text = String(decoding: line.prefix(80), as: UTF8.self)
+            guard let version = WorkerProtocol.helloVersion(text) else { return "answered \"\(text)\"" }
+            return version == WorkerProtocol.version
+                ? nil
+                : "speaks version \(version) of the worker protocol, and this corrupt-fuzz speaks version \(WorkerProtocol.version) (rebuild the loader against this corrupt-fuzz)"
         case .timedOut: return "said nothing within \(wait) ms"
         case .ended(let why): return why
         }
@@ -313,7 +322,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .timedOut }
             var poller = pollfd(fd: worker.results, events: Int16(POLLIN), revents: 0)
-            let ms = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let ms = Int32(clamping: max(1, left.milliseconds))
             let ready = poll(&poller, 1, ms)
             if ready < 0, errno != EINTR { return .ended("could not be read (\(String(cString: strerror(errno))))") }
             guard ready > 0 else { continue }

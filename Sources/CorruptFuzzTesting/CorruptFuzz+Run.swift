@@ -29,7 +29,7 @@ func runCheck<Value>(
     configuration.maxRuns = options.runs
     configuration.jobs = options.isolation == .process ? options.jobs : 1
     configuration.limits = ProcessExecutor.Limits(
-        timeoutMilliseconds: Int(options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000),
+        timeoutMilliseconds: Int(clamping: options.timeout.milliseconds),
         memoryLimit: options.memoryLimit)
     configuration.minimizeMaxSeconds = 5
     // A test run stays quick: the 100 MB entries of the hostile catalogue are for the CLI.

@@ -65,7 +65,7 @@ public func verifySaveSurvivesCrashes(
         do throws(CorruptFuzzError) {
             let line = ([RegressionStore.executablePath] + rerun.arguments).map(ShellWords.quote).joined(separator: " ")
             var limits = ProcessExecutor.Limits()
-            limits.timeoutMilliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            limits.timeoutMilliseconds = Int(clamping: timeout.milliseconds)
             var crashPoints = CrashPointCheck(
                 target: try TargetCommand(line),
                 check: .closure(name: id) { folder in

@@ -40,7 +40,7 @@ import Foundation
 /// then and reports the campaign's stability.
 public enum CorruptFuzzWorker {
     /// Set by corrupt-fuzz to the result descriptor's number when it starts a worker.
-    public static let descriptorVariable = "CORRUPT_FUZZ_WORKER_FD"
+    public static let descriptorVariable = WorkerProtocol.descriptorVariable
 
     /// Whether corrupt-fuzz started this process as a worker.
     public static var isWorker: Bool { resultDescriptor != nil }
@@ -225,7 +225,7 @@ public enum CorruptFuzzWorker {
                 written += n
             }
         }
-        send("H \(protocolVersion)")
+        send(WorkerProtocol.hello)
         while let path = readLine(strippingNewline: true) {
             send(run(path).line)
         }
@@ -233,7 +233,7 @@ public enum CorruptFuzzWorker {
     }
 
     /// The protocol version a worker announces in its first line, `H 1`.
-    public static let protocolVersion = 1
+    public static var protocolVersion: Int { WorkerProtocol.version }
 
     /// One input, the target protocol's way: the file named by the first argument, or
     /// standard input (nil).

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CCorruptFuzzSpawn
 import CorruptFuzzCore
 import CorruptFuzzReporting
 import CorruptFuzzRunner
@@ -73,34 +72,17 @@ struct CrashPointsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let plan = Self.plan(
-            target: target, data: data, check: check, format: try formats.resolved(), maxStates: maxStates, at: at, seed: seed,
-            limits: limitOptions.limits, limitWords: limitOptions.replayWords)
-        try DocumentCheckOptions.execute([plan], reports: reports, seed: seed)
-    }
-
-    static func plan(
-        target: String, data: String, check: String?, format: ResolvedFormat?, maxStates: Int = 300, at: Int? = nil, seed: UInt64 = 0,
-        limits: ProcessExecutor.Limits = .init(), limitWords: [String] = []
-    ) -> DocumentCheckPlan {
-        DocumentCheckPlan(name: "crash points: \(target)") { () throws(CorruptFuzzError) in
-            #if os(Linux)
-                let recorder = try RecorderLibrary.path()
-                let crashPoints = CrashPointCheck(
-                    target: try TargetCommand(target), check: try check.map { line throws(CorruptFuzzError) in .command(try TargetCommand(line)) },
-                    validator: format?.format.validator, fileExtension: format?.format.fileExtension ?? "",
-                    data: URL(fileURLWithPath: data), recorder: recorder, limits: limits, maxStates: maxStates, seed: seed, only: at)
-                let outcome = try crashPoints.run()
-                var result = outcome.result
-                result.stopReason = .crashStates(checked: outcome.statesChecked, operations: outcome.operations.filter(\.isCrashPoint).count)
-                var words = [ExecutablePath.current, "crashpoints", "--target", target, "--data", data]
-                if let check { words += ["--check", check] }
-                words += (format?.replayArguments.flatMap { $0 } ?? []) + limitWords
-                if seed != 0 { words += ["--seed", "\(seed)"] }
-                return [RunReport.Suite(result: result, replay: ReplayDescription(command: words, fileExtension: ""))]
-            #else
-                throw CorruptFuzzError(.unusableTarget, "crash points need LD_PRELOAD, which only Linux has here")
-            #endif
+        let format: ResolvedFormat?
+        do {
+            format = try formats.resolved()
+        } catch {
+            throw configurationError(error)
         }
+        try DocumentCheckOptions.execute(
+            [
+                .crashPoints(
+                    target: target, data: data, check: check, format: format, maxStates: maxStates, at: at, seed: seed, limits: limitOptions.limits,
+                    limitWords: limitOptions.replayWords)
+            ], reports: reports, seed: seed)
     }
 }

@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import CorruptFuzzReporting
 import CorruptFuzzRunner
 import Foundation
 
@@ -78,7 +79,7 @@ enum Demo {
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
     static let secondsPerExample = 15.0
 
-    static func plans(configuration: FuzzConfiguration, durationGiven: Bool) throws -> [CampaignPlan] {
+    static func plans(configuration: FuzzConfiguration, durationGiven: Bool) throws(CorruptFuzzError) -> [CampaignCheck] {
         var configuration = configuration
         if !durationGiven { configuration.maxSeconds = secondsPerExample }
         // Short deadlines keep hangs cheap; the naive loader's hangs run for minutes anyway.
@@ -87,7 +88,7 @@ enum Demo {
         configuration.minimizeTotalSeconds = 15
         let binDirectory = try programsFolder()
         let root = try packageRoot()
-        return try examples.map { example in
+        return try examples.map { example throws(CorruptFuzzError) in
             let loader = binDirectory.appendingPathComponent(example.executable).path
             guard FileManager.default.isExecutableFile(atPath: loader) else {
                 throw CorruptFuzzError(.unusableTarget, "the demo loader \(loader) is missing; build the package first (swift build)")
@@ -100,8 +101,8 @@ enum Demo {
                 format = try FormatOptions.registry.resolve(format: name)
             }
             // Every demo loader is a persistent worker (CorruptFuzzWorker or corrupt_fuzz_worker.h).
-            return try CampaignPlan.make(
-                target: "\(ShellWords.quote(loader)) @@", worker: true, corpus: root.appendingPathComponent(example.corpus).path,
+            return try CampaignCheck.make(
+                target: try TargetCommand("\(ShellWords.quote(loader)) @@"), worker: true, corpus: root.appendingPathComponent(example.corpus).path,
                 format: format, appValidator: nil, configuration: configuration, name: example.name)
         }
     }
@@ -110,10 +111,10 @@ enum Demo {
     /// of the friend list (naive and hardened) against version 2's files and writer, the notes
     /// app's two writers through load, save, load again, and its two migrations cut short at
     /// every write.
-    static func documentChecks(configuration: FuzzConfiguration) throws -> [DocumentCheckPlan] {
+    static func documentChecks(configuration: FuzzConfiguration) throws(CorruptFuzzError) -> [Session.Check] {
         let binDirectory = try programsFolder()
         let root = try packageRoot()
-        func program(_ name: String) throws -> String {
+        func program(_ name: String) throws(CorruptFuzzError) -> String {
             let path = binDirectory.appendingPathComponent(name).path
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw CorruptFuzzError(.unusableTarget, "the demo program \(path) is missing; build the package first (swift build)")
@@ -126,32 +127,33 @@ enum Demo {
             options.replayWords += ["--timeout", "\(options.limits.timeoutMilliseconds)ms"]
         }
         let newer = try program("friend-list-v2")
-        let skew = try ["friend-list-naive", "friend-list-hardened"].map { older in
-            SkewCommand.plan(
+        let skew = try ["friend-list-naive", "friend-list-hardened"].map { older throws(CorruptFuzzError) in
+            Session.Check.versionSkew(
                 older: "\(try program(older)) @@", newer: "\(newer) @@", newerWriter: "\(newer) resave @@ @out",
                 olderCorpus: [root.appendingPathComponent("Corpus/friend-lists").path], newerCorpus: [],
-                newerFormat: "friend-list-v2", generate: 20, options: options)
+                newerFormat: try FormatOptions.registry.resolve(format: "friend-list-v2"), newerFormatWord: "friend-list-v2", generate: 20,
+                options: options)
         }
         #if XML
-            let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer in
-                RoundTripCommand.plan(
+            let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer throws(CorruptFuzzError) in
+                Session.Check.roundTrip(
                     loader: "\(try program("notes-loader-hardened")) @@", writer: "\(try program(writer)) @@ @out",
                     corpus: [root.appendingPathComponent("Corpus/notes").path], format: try FormatOptions.registry.resolve(format: "notes"), appValidator: nil,
                     generate: 20, cycles: 2, options: options)
             }
         #else
-            let roundTrips: [DocumentCheckPlan] = []
+            let roundTrips: [Session.Check] = []
         #endif
         // The notes migration cut short at every write and by power cuts (Linux: LD_PRELOAD).
         #if os(Linux)
-            let crashPoints = try ["notes-migrate-naive", "notes-migrate-hardened"].map { migration in
-                CrashPointsCommand.plan(
+            let crashPoints = try ["notes-migrate-naive", "notes-migrate-hardened"].map { migration throws(CorruptFuzzError) in
+                Session.Check.crashPoints(
                     target: "\(try program(migration)) @@", data: root.appendingPathComponent("Corpus/migration/notes-app").path,
                     check: "\(try program("notes-migrate-check")) @@", format: nil, seed: configuration.seed,
                     limits: ProcessExecutor.Limits(timeoutMilliseconds: 5000), limitWords: ["--timeout", "5s"])
             }
         #else
-            let crashPoints: [DocumentCheckPlan] = []
+            let crashPoints: [Session.Check] = []
         #endif
         return skew + roundTrips + crashPoints
     }
@@ -160,7 +162,7 @@ enum Demo {
     /// package. The corrupt-fuzz product does not depend on them (a user's CI that builds the
     /// CLI should not build sixteen demo programs), so the first demo of a checkout builds
     /// them, with the same configuration and build folder as this binary.
-    static func programsFolder() throws -> URL {
+    static func programsFolder() throws(CorruptFuzzError) -> URL {
         let binDirectory = URL(fileURLWithPath: executablePath()).deletingLastPathComponent()
         func missing() -> [String] {
             programs.filter { !FileManager.default.isExecutableFile(atPath: binDirectory.appendingPathComponent($0).path) }
@@ -212,7 +214,7 @@ enum Demo {
 
     /// The package checkout: the current folder when it holds the demo corpus, else the
     /// checkout this binary was built from.
-    static func packageRoot() throws -> URL {
+    static func packageRoot() throws(CorruptFuzzError) -> URL {
         let candidates = [
             URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),

@@ -1,15 +1,8 @@
 import ArgumentParser
-import CCorruptFuzzSpawn
 import CorruptFuzzCore
 import CorruptFuzzReporting
 import CorruptFuzzRunner
 import Foundation
-
-/// A version-skew or round-trip check, ready to run: the report's suites it makes.
-struct DocumentCheckPlan {
-    var name: String
-    var run: () throws(CorruptFuzzError) -> [RunReport.Suite]
-}
 
 /// Options shared by `skew` and `roundtrip`: how loaders run, and where the report goes.
 struct DocumentCheckOptions: ParsableArguments {
@@ -32,91 +25,20 @@ struct DocumentCheckOptions: ParsableArguments {
         DocumentCheckSettings(worker: worker, limits: limitOptions.limits, seed: seed, replayWords: (worker ? ["--worker"] : []) + limitOptions.replayWords)
     }
 
-    /// Runs the checks, writes the report and prints the summary; exit 1 with findings.
-    func execute(_ plans: [DocumentCheckPlan]) throws -> Never {
-        try Self.execute(plans, reports: reports, seed: seed)
+    /// Runs the checks as one session (its report under --reports); exit 1 with new findings,
+    /// 2 when a check cannot run (what earlier checks found is written first).
+    func execute(_ checks: [Session.Check]) throws -> Never {
+        try Self.execute(checks, reports: reports, seed: seed)
     }
 
-    /// Runs the checks, writes the report under `reports` and prints the summary; exit 1 with
-    /// findings, 2 when a check cannot run (what earlier checks found is written first).
-    static func execute(_ plans: [DocumentCheckPlan], reports: String, seed: UInt64) throws -> Never {
-        _ = cf_become_subreaper()
-        let writer: ReportWriter
-        var suites: [RunReport.Suite] = []
-        do {
-            writer = try ReportWriter(root: reports, runID: ReportWriter.makeRunID(seed: seed))
+    static func execute(_ checks: [Session.Check], reports: String, seed: UInt64) throws -> Never {
+        let findings: Int
+        do throws(CorruptFuzzError) {
+            findings = try Session(reports: reports, runID: ReportWriter.makeRunID(seed: seed)).run(checks)
         } catch {
             throw configurationError(error)
         }
-        for plan in plans {
-            FileHandle.standardError.write(Data("checking \(plan.name)\n".utf8))
-            do {
-                suites += try plan.run()
-            } catch {
-                if !suites.isEmpty { try? RunCommand.write(&suites, writer: writer) }
-                throw configurationError(error)
-            }
-            try? RunCommand.write(&suites, writer: writer)
-        }
-        do {
-            try RunCommand.write(&suites, writer: writer)
-        } catch let error as CorruptFuzzError {
-            throw configurationError(error)
-        }
-        RunCommand.printSummary(suites, writer: writer)
-        throw suites.contains { !$0.result.findings.isEmpty } ? ExitCode(1) : ExitCode.success
-    }
-}
-
-/// How `skew` and `roundtrip` run loaders and writers.
-struct DocumentCheckSettings {
-    var worker = false
-    var limits = ProcessExecutor.Limits()
-    /// The seed of generated documents.
-    var seed: UInt64 = 0
-    /// The options that select the same settings again in a replay command.
-    var replayWords: [String] = []
-
-    /// A loader: a command run once per file, or a worker.
-    func loader(_ line: String, name: String? = nil, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
-        let command = try TargetCommand(line)
-        let executor: any Executor
-        if worker {
-            executor = try WorkerExecutor(
-                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: 1)
-        } else {
-            executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
-        }
-        return DocumentLoader(name: name ?? command.name, command: line, executor: executor)
-    }
-}
-
-/// The documents at a path: the file, or the files of a folder.
-enum DocumentFiles {
-    /// The documents at each path, in order.
-    static func load(_ paths: [String]) throws(CorruptFuzzError) -> [Seed] {
-        var seeds: [Seed] = []
-        for path in paths { seeds += try load(path) }
-        return seeds
-    }
-
-    static func load(_ path: String) throws(CorruptFuzzError) -> [Seed] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CorruptFuzzError(.unusableCorpus, "\(path) does not exist")
-        }
-        if isDirectory.boolValue { return try CorpusLoader.load(path).seeds }
-        guard let data = FileManager.default.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
-        return [Seed(name: (path as NSString).lastPathComponent, bytes: [UInt8](data))]
-    }
-
-    /// `count` documents the format generates from `seed`, named after `name`.
-    static func generate(_ format: ResolvedFormat, named name: String, count: Int, seed: UInt64) throws(CorruptFuzzError) -> [Seed] {
-        guard let mutator = format.format.mutator else {
-            throw CorruptFuzzError(.invalidArgument, "the format \(name) has no generator")
-        }
-        var rng = FuzzRNG(seed: seed)
-        return (0..<count).map { Seed(name: "\(name)-generated-\($0)", bytes: mutator.generate(using: &rng)) }
+        throw findings > 0 ? ExitCode(1) : ExitCode.success
     }
 }
 
@@ -191,53 +113,19 @@ struct SkewCommand: ParsableCommand {
     }
 
     func run() throws {
-        let plan = Self.plan(
-            older: older, newer: newer, names: (olderName, newerName), newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
-            newerFormat: newerFormat, generate: generate, options: options.settings)
-        try options.execute([plan])
-    }
-
-    static func plan(
-        older: String, newer: String, names: (older: String?, newer: String?) = (nil, nil), newerWriter: String?, olderCorpus: [String], newerCorpus: [String],
-        newerFormat formatName: String?,
-        generate: Int, options: DocumentCheckSettings
-    ) -> DocumentCheckPlan {
-        DocumentCheckPlan(name: "version skew: \(older) and \(newer)") { () throws(CorruptFuzzError) in
-            let newerFormat = try FormatOptions.registry.resolve(format: formatName)
-            let fileExtension = newerFormat?.format.fileExtension ?? ""
-            var newerFiles = try DocumentFiles.load(newerCorpus)
-            if let newerFormat, let formatName, generate > 0 {
-                newerFiles += try DocumentFiles.generate(
-                    newerFormat, named: (formatName as NSString).lastPathComponent, count: generate, seed: options.seed)
-            }
-            var writer: CommandWriter?
-            if let newerWriter { writer = try CommandWriter(newerWriter, limits: options.limits, fileExtension: fileExtension) }
-            let check = VersionSkewCheck(
-                older: try options.loader(older, name: names.older, fileExtension: fileExtension),
-                newer: try options.loader(newer, name: names.newer, fileExtension: fileExtension),
-                newerWriter: writer,
-                validator: newerFormat?.format.validator,
-                olderFiles: try DocumentFiles.load(olderCorpus),
-                newerFiles: newerFiles, fileExtension: fileExtension)
-            let result = try check.run()
-            // A replay checks the one file in the same role, with the same loaders and writer.
-            var words = [ExecutablePath.current, "skew", "--older", older, "--newer", newer]
-            if let name = names.older { words += ["--older-name", name] }
-            if let name = names.newer { words += ["--newer-name", name] }
-            if let newerWriter { words += ["--newer-writer", newerWriter] }
-            if let formatName {
-                words += ["--newer-format", FormatOptions.registry.entry(named: formatName) == nil ? URL(fileURLWithPath: formatName).standardizedFileURL.path : formatName]
-            }
-            words += options.replayWords
-            var downgrade = result.downgrade
-            if !result.unreadableNewerFiles.isEmpty {
-                downgrade.undecided["the newer loader itself rejects it, so it is no newer file"] = result.unreadableNewerFiles.count
-            }
-            return [
-                RunReport.Suite(result: result.upgrade, replay: ReplayDescription(command: words + ["--older-corpus"], fileExtension: fileExtension)),
-                RunReport.Suite(result: downgrade, replay: ReplayDescription(command: words + ["--newer-corpus"], fileExtension: fileExtension)),
-            ]
+        let format: ResolvedFormat?
+        do {
+            format = try FormatOptions.registry.resolve(format: newerFormat)
+        } catch {
+            throw configurationError(error)
         }
+        // A description file is named by its absolute path in replay commands.
+        let word = newerFormat.map { FormatOptions.registry.entry(named: $0) == nil ? URL(fileURLWithPath: $0).standardizedFileURL.path : $0 }
+        try options.execute([
+            .versionSkew(
+                older: older, newer: newer, names: (olderName, newerName), newerWriter: newerWriter, olderCorpus: olderCorpus, newerCorpus: newerCorpus,
+                newerFormat: format, newerFormatWord: word, generate: generate, options: options.settings)
+        ])
     }
 }
 
@@ -296,39 +184,16 @@ struct RoundTripCommand: ParsableCommand {
     }
 
     func run() throws {
-        let plan = Self.plan(
-            loader: loader, writer: writer, corpus: corpus, format: try formats.resolved(), appValidator: validator,
-            generate: generate, cycles: cycles, options: options.settings)
-        try options.execute([plan])
-    }
-
-    static func plan(
-        loader: String, writer: String, corpus: [String], format: ResolvedFormat?, appValidator: String?, generate: Int, cycles: Int,
-        options: DocumentCheckSettings
-    ) -> DocumentCheckPlan {
-        DocumentCheckPlan(name: "round trip: \(writer)") { () throws(CorruptFuzzError) in
-            let fileExtension = format?.format.fileExtension ?? ""
-            var documents = try DocumentFiles.load(corpus)
-            if let format, generate > 0 {
-                documents += try DocumentFiles.generate(
-                    format, named: format.replayArguments.last?.last.map { ($0 as NSString).lastPathComponent } ?? "document", count: generate,
-                    seed: options.seed)
-            }
-            var validator: (any Validator)? = format?.format.validator
-            if let appValidator {
-                validator = try ExternalValidator(
-                    command: try TargetCommand(appValidator), limits: options.limits, slots: 1, fileExtension: fileExtension)
-            }
-            let check = RoundTripCheck(
-                loader: try options.loader(loader, fileExtension: fileExtension),
-                writer: try CommandWriter(writer, limits: options.limits, fileExtension: fileExtension), validator: validator,
-                documents: documents, cycles: cycles, fileExtension: fileExtension)
-            var words = [ExecutablePath.current, "roundtrip", "--loader", loader, "--writer", writer]
-            words += format?.replayArguments.flatMap { $0 } ?? []
-            if let appValidator { words += ["--validator", appValidator] }
-            if cycles != 2 { words += ["--cycles", "\(cycles)"] }
-            words += options.replayWords + ["--corpus"]
-            return [RunReport.Suite(result: try check.run(), replay: ReplayDescription(command: words, fileExtension: fileExtension))]
+        let format: ResolvedFormat?
+        do {
+            format = try formats.resolved()
+        } catch {
+            throw configurationError(error)
         }
+        try options.execute([
+            .roundTrip(
+                loader: loader, writer: writer, corpus: corpus, format: format, appValidator: validator, generate: generate, cycles: cycles,
+                options: options.settings)
+        ])
     }
 }

@@ -72,7 +72,7 @@ struct ImportCommand: ParsableCommand {
                 let artifact = parsed?.artifact(named: base, bytes: [UInt8](data)) ?? LibFuzzerLog.describe(name: base)
                 targetName = targetName ?? artifact.target
                 let input = TestInput(bytes: [UInt8](data), mutations: ["libfuzzer"], seedName: file)
-                let execution = Execution(outcome: Self.outcome(of: artifact), stderr: Array(artifact.report.utf8.suffix(8192)))
+                let execution = Execution(outcome: artifact.outcome, stderr: Array(artifact.report.utf8.suffix(8192)))
                 let finding = Finding(
                     kind: artifact.kind, signature: artifact.signature, detail: artifact.detail, input: input, execution: execution, verdict: nil)
                 paths.append(file)
@@ -107,7 +107,7 @@ struct ImportCommand: ParsableCommand {
             var suites = [suite]
             try writer.saveReproducers(&suites)
             report = RunReport(
-                runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: RunCommand.isoTimestamp(),
+                runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: ReportWriter.isoTimestamp(),
                 hostname: ProcessInfo.processInfo.hostName)
             try writer.writeReport(report)
         } catch {
@@ -122,19 +122,6 @@ struct ImportCommand: ParsableCommand {
         for path in stored { print("regression store: \(path)") }
         print("\nReport: \(report.folder)/junit.xml (summary.json and findings/ beside it)")
         throw report.newFindingCount > 0 ? ExitCode(1) : ExitCode.success
-    }
-
-    /// What the loader did, as far as libFuzzer's report tells.
-    static func outcome(of artifact: LibFuzzerLog.Artifact) -> Outcome {
-        switch artifact.kind {
-        case .hang: .hung(milliseconds: 0)
-        case .oom: .outOfMemory(peakKilobytes: 0, message: artifact.detail)
-        case .crash: .crashed(signal: SIGABRT, frames: [], message: artifact.signature)
-        case .falseRejection, .wrongReason: .rejected(reason: nil, exitCode: 1, message: artifact.detail)
-        case .silentAcceptance, .xxe, .validatorError, .lostOnDowngrade, .writerCorruption, .tornState, .lostData, .duplicateData, .strayFile,
-            .heldLock:
-            .accepted(digest: "")
-        }
     }
 
     /// The files given, folders replaced by the libFuzzer artifacts in them.

@@ -69,7 +69,7 @@ struct MergeCommand: ParsableCommand {
                 root: reports, runID: "merged-" + ReportWriter.makeRunID(seed: inputs.first?.suites.first?.result.configuration.seed ?? 0))
             try writer.saveReproducers(&suites)
             merged = RunReport(
-                runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: RunCommand.isoTimestamp(),
+                runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: ReportWriter.isoTimestamp(),
                 hostname: ProcessInfo.processInfo.hostName)
             try writer.writeReport(merged)
             if let newFindingsFile {

@@ -53,7 +53,10 @@ struct CLIErrorTests {
             (["run", "--duration", "soon"], "The value 'soon' is invalid for '--duration"),
             (["run", "--target", "/bin/true @@"], "--target needs --corpus"),
             (["run", "--schema", "x.ksy"], "need --target"),
-            (["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--format", "notes", "--xsd", "Corpus/schemas/notes.xsd"], "needs --format xml, not notes"),
+            (
+                ["run", "--target", "/bin/true @@", "--corpus", "Corpus/notes", "--format", "notes", "--xsd", "Corpus/schemas/notes.xsd"],
+                "needs --format xml, not notes"
+            ),
             (["roundtrip", "--loader", "/bin/true @@", "--writer", "/bin/true", "--corpus", "Corpus/notes", "--format", "nope"], "unknown format 'nope'"),
             (["crashpoints", "--target", "/bin/true @@", "--data", "Corpus/notes", "--format", "x.txt"], "unknown format 'x.txt'"),
             (["skew", "--older", "/bin/true @@", "--newer", "/bin/true @@", "--older-corpus", "Corpus/notes", "--newer-format", "nope"], "unknown format"),

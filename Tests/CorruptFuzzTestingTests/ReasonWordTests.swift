@@ -230,7 +230,9 @@ struct ErrorLayoutTests {
                     Mixed(
                         fatal: true, reason: String(decoding: Array(first.utf8), as: UTF8.self), count: -3, flag: false,
                         message: String(decoding: Array(second.utf8), as: UTF8.self)),
-                    Plain(reason: String(decoding: Array(first.utf8), as: UTF8.self), message: String(decoding: Array(second.utf8), as: UTF8.self), offset: Int.max, fatal: false),
+                    Plain(
+                        reason: String(decoding: Array(first.utf8), as: UTF8.self), message: String(decoding: Array(second.utf8), as: UTF8.self),
+                        offset: Int.max, fatal: false),
                     NoReason(message: String(decoding: Array(first.utf8), as: UTF8.self)),
                 ]
                 for (error, copy) in zip(errors, copies) {
@@ -250,9 +252,12 @@ struct ErrorLayoutTests {
     func keysDiffer() {
         let layout = ErrorLayout(of: Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "m"), readingFields: true)
         let variants: [any Error] = [
-            Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "m"), Mixed(fatal: false, reason: "corrupt", count: 1, flag: false, message: "m"),
-            Mixed(fatal: true, reason: "empty", count: 1, flag: false, message: "m"), Mixed(fatal: true, reason: "corrupt", count: 2, flag: false, message: "m"),
-            Mixed(fatal: true, reason: "corrupt", count: 1, flag: true, message: "m"), Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "n"),
+            Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "m"),
+            Mixed(fatal: false, reason: "corrupt", count: 1, flag: false, message: "m"),
+            Mixed(fatal: true, reason: "empty", count: 1, flag: false, message: "m"),
+            Mixed(fatal: true, reason: "corrupt", count: 2, flag: false, message: "m"),
+            Mixed(fatal: true, reason: "corrupt", count: 1, flag: true, message: "m"),
+            Mixed(fatal: true, reason: "corrupt", count: 1, flag: false, message: "n"),
         ]
         #expect(Set(variants.compactMap { layout.key($0) }).count == variants.count)
     }

@@ -32,6 +32,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// The protocol's version, announced in the hello line (`H 1`). corrupt-fuzz refuses a worker
+/// that announces another version. The Swift side (CorruptFuzzWorker's WorkerProtocol) has the
+/// same constants, and a test checks that they agree.
+#define CF_WORKER_PROTOCOL_VERSION 1
+/// The environment variable corrupt-fuzz sets to the result descriptor's number.
+#define CF_WORKER_FD_VARIABLE "CORRUPT_FUZZ_WORKER_FD"
+/// The result descriptor corrupt-fuzz hands a worker.
+#define CF_WORKER_RESULT_FD 3
+/// The first letters of the protocol's lines: hello, accepted, accepted but invalid, rejected.
+enum { CF_WORKER_HELLO = 'H', CF_WORKER_ACCEPTED = 'A', CF_WORKER_ACCEPTED_INVALID = 'V', CF_WORKER_REJECTED = 'R' };
+
 #ifdef __cplusplus
 extern "C" {
 #endif

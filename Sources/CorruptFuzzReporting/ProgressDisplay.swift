@@ -2,19 +2,25 @@ import CorruptFuzzCore
 import CorruptFuzzRunner
 import Foundation
 
-/// Shows a campaign's progress on stderr: one live line on a terminal, a plain line every few
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Shows a session's progress on stderr: one live line on a terminal, a plain line every few
 /// seconds otherwise (CI logs).
-final class ProgressDisplay {
+public final class ProgressDisplay: @unchecked Sendable {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     private var lastPrint = ContinuousClock.now - .seconds(60)
     private var lineShown = false
     private let interval: Duration
 
-    init() {
+    public init() {
         interval = isatty(STDERR_FILENO) == 1 ? .milliseconds(250) : .seconds(5)
     }
 
-    func update(_ progress: CampaignProgress) {
+    public func update(_ progress: CampaignProgress) {
         let now = ContinuousClock.now
         guard now - lastPrint >= interval || progress.phase != "fuzzing" else { return }
         lastPrint = now
@@ -34,7 +40,7 @@ final class ProgressDisplay {
         }
     }
 
-    func finish(_ result: CampaignResult) {
+    public func finish(_ result: CampaignResult) {
         clear()
         let stop = result.stopReason == .interrupted ? " (interrupted)" : ""
         note(
@@ -52,12 +58,12 @@ final class ProgressDisplay {
         }
     }
 
-    func note(_ text: String) {
+    public func note(_ text: String) {
         clear()
         write(text + "\n")
     }
 
-    func clear() {
+    public func clear() {
         if isTerminal, lineShown { write("\r\u{1B}[K") }
         lineShown = false
     }

@@ -1,0 +1,67 @@
+import CCorruptFuzzWorker
+import CorruptFuzzCore
+import CorruptFuzzWorker
+import Foundation
+import Testing
+
+@testable import CorruptFuzzRunner
+
+@Suite("The worker protocol, one definition for both sides")
+struct WorkerProtocolTests {
+    @Test("the C header and the Swift side agree on the version, the variable, the descriptor and the line letters")
+    func headerAgrees() {
+        #expect(Int(CF_WORKER_PROTOCOL_VERSION) == WorkerProtocol.version)
+        #expect(CF_WORKER_FD_VARIABLE == WorkerProtocol.descriptorVariable)
+        #expect(Int32(CF_WORKER_RESULT_FD) == WorkerProtocol.resultDescriptor)
+        #expect(WorkerExecutor.protocolVariable.name == WorkerProtocol.descriptorVariable)
+        let letters = [CF_WORKER_HELLO, CF_WORKER_ACCEPTED, CF_WORKER_ACCEPTED_INVALID, CF_WORKER_REJECTED].map { Character(UnicodeScalar(UInt8($0))) }
+        #expect(letters == ["H", "A", "V", "R"])
+        #expect(WorkerProtocol.hello == "\(letters[0]) \(CF_WORKER_PROTOCOL_VERSION)")
+    }
+
+    @Test(
+        "what a worker writes is what the executor reads",
+        arguments: [
+            CorruptFuzzWorker.Reply.accepted(digest: "3 habits"), .acceptedInvalid(message: "habits[0].name is empty"),
+            .rejected(reason: "corrupt", message: "bad magic"), .rejected(reason: nil, message: "no reason given"),
+            .rejected(reason: "unsupported-version", message: "version 9\nof the file"),
+        ])
+    func lines(reply: CorruptFuzzWorker.Reply) {
+        let read = WorkerProtocol.reply(from: reply.line)
+        switch (reply, read) {
+        case (.rejected(let reason, let message), .rejected(let readReason, let readMessage)?):
+            #expect(reason == readReason)
+            #expect(message.replacingOccurrences(of: "\n", with: " ") == readMessage)
+        case (.accepted, _), (.acceptedInvalid, _):
+            #expect(read == reply)
+        default:
+            Issue.record("\(reply.line) read as \(String(describing: read))")
+        }
+    }
+
+    @Test("a hello names its version; other lines are no hello")
+    func hello() {
+        #expect(WorkerProtocol.helloVersion("H 1") == 1)
+        #expect(WorkerProtocol.helloVersion("H 2") == 2)
+        #expect(WorkerProtocol.helloVersion("H") == 0)
+        #expect(WorkerProtocol.helloVersion("A 1") == nil)
+        #expect(WorkerProtocol.helloVersion("hello") == nil)
+        #expect(WorkerProtocol.reply(from: "X what") == nil)
+    }
+
+    @Test("a worker of another protocol version is refused with both versions named")
+    func otherVersion() throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-worker-v2-\(UUID().uuidString).sh")
+        try Data("#!/bin/sh\necho 'H 2' >&3\ncat >/dev/null\n".utf8).write(to: script)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        defer { try? FileManager.default.removeItem(at: script) }
+        do {
+            let executor = try WorkerExecutor(path: script.path, arguments: [], environment: [:], limits: .init(timeoutMilliseconds: 2000), slots: 1)
+            _ = try executor.execute(TestInput(bytes: [1], seedName: "s"), slot: 0)
+            Issue.record("a version-2 worker was used")
+        } catch {
+            #expect(error.message.contains("version 2 of the worker protocol"), "\(error)")
+            #expect(error.message.contains("version \(WorkerProtocol.version)"), "\(error)")
+        }
+    }
+}
