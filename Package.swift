@@ -65,7 +65,8 @@ let package = Package(
             dependencies: ["CorruptFuzzCore", "CCorruptFuzzSpawn", "CorruptFuzzWorker"],
             // The crash-point recorder's C source, compiled on first use (RecorderLibrary):
             // nothing a user builds would otherwise build a dynamic library for LD_PRELOAD.
-            resources: [.embedInCode("Recorder/recorder.c")],
+            // And the crash reporter of C targets (CrashHandler/crash_handler.c), the same way.
+            resources: [.embedInCode("Recorder/recorder.c"), .embedInCode("CrashHandler/crash_handler.c")],
             swiftSettings: swiftSettings
         ),
         // The persistent-worker side of a loader executable: Foundation only (Swift), or C.
@@ -142,7 +143,8 @@ let package = Package(
         .target(
             name: "CorruptFuzzExamples",
             dependencies: [
-                "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzGenerators", "FriendListLoaders",
+                "CorruptFuzzCore", "CorruptFuzzSchema", "CorruptFuzzPlist", "CorruptFuzzGenerators", "CorruptFuzzRunner", "CorruptFuzzReporting",
+                "FriendListLoaders",
                 .target(name: "CorruptFuzzXML", condition: .when(traits: ["XML"])),
                 .target(name: "NotesLoaders", condition: .when(traits: ["XML"])),
                 .target(name: "CorruptFuzzSQLite", condition: .when(traits: ["SQLite"])),

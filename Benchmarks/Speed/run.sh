@@ -31,7 +31,9 @@ swift build -c release --product corrupt-fuzz-speed >/dev/null
 swiftc -O -sanitize=fuzzer -parse-as-library -module-name HabitFuzz \
     Examples/HabitLoaders/*.swift Benchmarks/Speed/libfuzzer-habit.swift -o "$work/habit-libfuzzer"
 # Fuzz/ uses demo library products the main package declares only with CORRUPT_FUZZ_FUZZERS=1.
-(cd Fuzz && CORRUPT_FUZZ_FUZZERS=1 swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library --product HabitLoaderHardenedFuzzer >/dev/null)
+# Without a manifest cache: SwiftPM's shared cache can hand back the main package's manifest as
+# evaluated without that variable (a checkout built before), and the products are then missing.
+(cd Fuzz && CORRUPT_FUZZ_FUZZERS=1 swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library --manifest-cache none --product HabitLoaderHardenedFuzzer >/dev/null)
 
 # libFuzzer's executions per second: rate_libfuzzer BINARY
 rate_libfuzzer() {

@@ -88,6 +88,19 @@ public enum CrashSignature {
                 return String(line[range.upperBound...].prefix(while: { $0 != " " }))
             }
             if line.contains("runtime error: ") { return String(line.prefix(160)) }
+            // glibc's assert: "parser: parser.c:12: parse_header: Assertion `n < 4' failed."
+            if let range = line.firstRange(of: "Assertion `"), line.contains("' failed") {
+                var parts = line[..<range.lowerBound].split(separator: ": ", omittingEmptySubsequences: false)
+                // Without the program's name, which comes first when a file and a function follow.
+                if parts.count >= 3 { parts.removeFirst() }
+                return String((parts.joined(separator: ": ") + line[range.lowerBound...]).prefix(200))
+            }
+            // A Rust panic: "thread 'main' panicked at src/lib.rs:5:9:" (the message follows).
+            if line.hasPrefix("thread '"), let range = line.firstRange(of: "panicked at ") {
+                return String(line[range.lowerBound...].prefix(160)).trimmingSuffix(":")
+            }
+            // C++: "terminate called after throwing an instance of 'std::out_of_range'".
+            if line.hasPrefix("terminate called") { return String(line.prefix(160)) }
             if line.hasPrefix("malloc(): ") || line.hasPrefix("free(): ") || line.hasPrefix("double free")
                 || line.hasPrefix("*** stack smashing") || line.hasPrefix("corrupted ")
             {
@@ -147,13 +160,20 @@ public enum CrashSignature {
     }
 
     private static func sanitizerFrame(_ line: Substring) -> Frame? {
-        // "    #0 0x4f1b2c in parse_header /src/loader.c:12:3"
+        // "    #0 0x4f1b2c in parse_header /src/loader.c:12:3" (a sanitizer), or the crash
+        // reporter of C targets: "    #0 0x55d2 in parse_header+0x34 (/work/parser+0x11b4)" and,
+        // without a symbol, "    #1 0x55d2 in (/work/parser+0x12f0)".
         let rest = line.trimmingSpaces()
         guard rest.hasPrefix("#"), let inRange = rest.firstRange(of: " in ") else { return nil }
-        let symbol = rest[inRange.upperBound...].prefix(while: { $0 != " " })
+        var symbol = String(rest[inRange.upperBound...].prefix(while: { $0 != " " }))
         guard !symbol.isEmpty else { return nil }
         let after = rest[inRange.upperBound...].dropFirst(symbol.count).trimmingSpaces()
-        return Frame(symbol: String(symbol), site: sourceLine(after).map { " at " + $0 } ?? "")
+        if symbol.hasPrefix("("), symbol.hasSuffix(")") {
+            // A module and an offset: the module's file name, so the signature is the same
+            // wherever the binary lives.
+            symbol = String(symbol.dropFirst().dropLast().split(separator: "/").last ?? "")
+        }
+        return Frame(symbol: symbol, site: sourceLine(after).map { " at " + $0 } ?? "")
     }
 
     private static let runtimePrefixes = [
@@ -164,7 +184,9 @@ public enum CrashSignature {
         "preconditionFailure", "specialized Array.subscript", "Array.subscript",
         "specialized _ArrayBuffer", "_ArrayBuffer", "ContiguousArray", "_checkIndex",
         "Swift.Array", "Swift._ArrayBuffer", "Slice.subscript", "specialized Slice.subscript",
-        "_start", "main.cold", "Swift runtime failure",
+        "_start", "main.cold", "Swift runtime failure", "__assert_fail", "__assert_perror_fail", "__libc_message", "__fortify_fail",
+        "__chk_fail", "__stack_chk_fail", "malloc_printerr", "__restore_rt", "libc.so", "libc-", "libpthread", "ld-linux", "libgcc_s",
+        "libstdc++", "libc++", "__gnu_cxx", "std::terminate", "__cxa_", "__clang_call_terminate",
     ]
 
     private static let runtimeFragments = ["_checkIndex", "_checkSubscript", "_assertionFailure", "_fatalErrorMessage", "_precondition"]
@@ -172,6 +194,11 @@ public enum CrashSignature {
     private static func isRuntimeFrame(_ symbol: String) -> Bool {
         runtimePrefixes.contains { symbol.hasPrefix($0) } || runtimeFragments.contains { symbol.contains($0) }
     }
+}
+
+extension String {
+    /// The text without one trailing `suffix`, when it ends with it.
+    func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
 }
 
 extension StringProtocol {

@@ -15,12 +15,24 @@ public protocol Executor: Sendable {
     /// Runs `input` in `slot` (in `0..<slots`).
     /// - Throws: ``CorruptFuzzError`` when the loader cannot be run at all.
     func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution
+    /// Runs `input` again after it seemed to hang: in a fresh process, with a longer deadline
+    /// (``hangConfirmationMilliseconds(for:)``), so that a loader slowed by a busy machine, or
+    /// one whose crash report was still being written at the deadline, is not reported as a
+    /// hang. An executor without deadlines (calls in this process) runs it as ``execute(_:slot:)``.
+    func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution
 }
 
 extension Executor {
     public var batchSize: Int { slots * 4 }
     public var stability: Stability? { nil }
+    public func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution { try execute(input, slot: slot) }
 }
+
+/// The deadline of a hang's confirmation run: three times the first deadline, and at least two
+/// seconds more than it. AFL++ re-runs a timeout with a longer deadline before it calls it a
+/// hang, for the same reason: on a loaded machine a correct loader can miss a short deadline
+/// once, but not one three times as long in a fresh process.
+public func hangConfirmationMilliseconds(for timeout: Int) -> Int { max(3 * timeout, timeout + 2000) }
 
 /// Whether a loader that stays running between inputs gives an input the same outcome every
 /// time: a loader that keeps state from one input to the next (a cache, a global, a half-done

@@ -37,6 +37,7 @@ public enum ReportMerge {
         out.seedNames += b.seedNames.filter { !a.seedNames.contains($0) }
         out.targetGivesReasons = a.targetGivesReasons || b.targetGivesReasons
         out.escapedProcessesKilled += b.escapedProcessesKilled
+        out.slowInputs += b.slowInputs
         out.outsideTraps = a.outsideTraps ?? b.outsideTraps
         if b.stopReason.endedEarly { out.stopReason = b.stopReason }
         out.toolError = [a.toolError, b.toolError].compactMap { $0 }.joined(separator: "; ").nilIfEmpty

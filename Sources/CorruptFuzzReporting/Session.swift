@@ -141,6 +141,10 @@ public final class Session {
             for (kind, count) in shown.sorted(by: { $0.key < $1.key }) where count > Self.findingsShownPerKind {
                 out += "  … and \(count - Self.findingsShownPerKind) more \(kind.rawValue) findings (junit.xml and summary.json list them all)\n"
             }
+            if r.slowInputs > 0 {
+                out +=
+                    "  note: \(r.slowInputs) input\(r.slowInputs == 1 ? "" : "s") missed the \(r.configuration.limits.timeoutMilliseconds) ms deadline once and finished when run again with \(hangConfirmationMilliseconds(for: r.configuration.limits.timeoutMilliseconds)) ms: slow, not hangs\n"
+            }
             let undecided = r.undecided.values.reduce(0, +)
             if undecided > 0, let top = r.undecided.max(by: { $0.value < $1.value }) {
                 out +=

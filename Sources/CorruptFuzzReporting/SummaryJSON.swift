@@ -20,6 +20,9 @@ public struct SummaryJSON: Codable, Sendable {
         public var escapedProcessesKilled: Int
         /// Inputs the validator could not decide, by reason: they were not labeled.
         public var undecided: [String: Int]
+        /// Inputs that missed the deadline once and finished when run again with a longer one:
+        /// slow, not hangs.
+        public var slowInputs: Int
         /// With a persistent worker (`--worker`): inputs run again, how many differed, an example.
         public var stability: Stability?
         /// A hash of every input run, in order: equal for equal seeds and corpora.
@@ -74,7 +77,7 @@ public struct SummaryJSON: Codable, Sendable {
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
                 stopReason: r.stopReason.description, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
-                stability: r.stability,
+                slowInputs: r.slowInputs, stability: r.stability,
                 inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 newFindings: suite.newFindings.count,
                 findings: r.findings.enumerated().map { index, record in

@@ -129,6 +129,9 @@ public struct CampaignResult: Sendable, Codable {
     /// and memory were checked on them. At most ``maxUndecidedReasons`` reasons are kept.
     public var undecided: [String: Int] = [:]
     public static let maxUndecidedReasons = 20
+    /// Inputs that missed the deadline once and finished when run again with a longer one
+    /// (``Judge``): slow, not hangs.
+    public var slowInputs = 0
     /// With a persistent worker: how often an input run again gave the same outcome.
     public var stability: Stability?
     /// The checks this run made, when it is not a fuzz campaign (a version-skew or round-trip
@@ -271,6 +274,7 @@ public final class Campaign: @unchecked Sendable {
         /// Counts one judged input: its finding, or its behaviour (new behaviour joins the pool).
         func take(_ input: TestInput, _ outcome: borrowing Judged) throws(CorruptFuzzError) {
             result.executions += 1
+            if outcome.slow { result.slowInputs += 1 }
             result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: judge.traps != nil)
             if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
                 result.targetGivesReasons = true
@@ -478,7 +482,7 @@ public final class Campaign: @unchecked Sendable {
                         if shouldStop() || ContinuousClock.now > deadline { return nil }
                         var input = original
                         input.bytes = candidate
-                        guard let judged = try? judge.run(input, on: executor, slot: slot) else { return nil }
+                        guard let judged = try? judge.run(input, on: executor, slot: slot, confirmEveryHang: true) else { return nil }
                         guard judged.finding?.key == record.finding.key else { return false }
                         lastExecution = judged.execution
                         return true

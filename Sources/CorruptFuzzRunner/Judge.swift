@@ -26,7 +26,14 @@ public final class Judge: Sendable {
         /// The validator's verdict, when the oracle needed it.
         public var verdict: Verdict?
         public var finding: Finding?
+        /// The input missed the deadline once and finished when run again with a longer one:
+        /// a slow input, not a hang.
+        public var slow = false
     }
+
+    /// Whether a hang has been confirmed once (after that, a campaign's suspected hangs are
+    /// hits of a known finding and are not run again, unless the caller asks).
+    private let confirmedHang = LockedBox(false)
 
     /// - Parameters:
     ///   - validator: Labels inputs, if given.
@@ -56,10 +63,30 @@ public final class Judge: Sendable {
     public var traps: OutsideTraps? { trapsHost?.traps }
 
     /// Runs `input` in `executor`'s `slot` and judges what happened.
-    public func run(_ input: TestInput, on executor: any Executor, slot: Int = 0) throws(CorruptFuzzError) -> Judgement {
+    ///
+    /// A suspected hang is confirmed before it is judged: the input runs again in a fresh process
+    /// with a longer deadline (``Executor/confirmHang(_:slot:)``). Only if it misses that one too
+    /// is it a hang; otherwise what the second run did is judged (a crash whose report was slow
+    /// to come is a crash) and the input is counted as slow.
+    /// - Parameter confirmEveryHang: Confirm a suspected hang even after one was confirmed (a
+    ///   minimizer must, so that a minimized hang is one).
+    public func run(_ input: TestInput, on executor: any Executor, slot: Int = 0, confirmEveryHang: Bool = false) throws(CorruptFuzzError) -> Judgement {
         let before = trapsHost?.requestCounts()
-        let execution = try executor.execute(input, slot: slot)
-        return judge(input, execution: execution, slot: slot, requestsBefore: before)
+        var execution = try executor.execute(input, slot: slot)
+        guard case .hung(let first) = execution.outcome, confirmEveryHang || !confirmedHang.value else {
+            return judge(input, execution: execution, slot: slot, requestsBefore: before)
+        }
+        let again = try executor.confirmHang(input, slot: slot)
+        guard case .hung(let second) = again.outcome else {
+            var judged = judge(input, execution: again, slot: slot, requestsBefore: before)
+            judged.slow = true
+            return judged
+        }
+        confirmedHang.set(true)
+        execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
+        var judged = judge(input, execution: execution, slot: slot, requestsBefore: before)
+        if second != first { judged.finding?.detail += ", nor within \(second) ms when run again in a fresh process" }
+        return judged
     }
 
     /// Judges an execution of `input` that ran in `slot`, asking the validator only when the

@@ -74,14 +74,36 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     }
 
     /// The environment every target runs in: this process's, with crash reports without prompts
-    /// or colour and sanitizers that abort (so that a report is a crash), then `extra`.
-    static func targetEnvironment(adding extra: [String: String]) -> [String: String] {
+    /// or colour, sanitizers that abort (so that a report is a crash), the crash reporter of
+    /// targets without one preloaded (``PreloadLibrary/crashHandler``; `CORRUPT_FUZZ_CRASH_HANDLER=0`
+    /// leaves it out), then `extra` (whose `LD_PRELOAD` is added to the crash reporter's).
+    public static func targetEnvironment(adding extra: [String: String]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
-        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"
+        // A sanitizer runtime linked dynamically (gcc's) refuses to start when another library
+        // is preloaded before it, unless told not to check.
+        var asan = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"
+        if !asan.contains("verify_asan_link_order") { asan += (asan.isEmpty ? "" : ":") + "verify_asan_link_order=0" }
+        env["ASAN_OPTIONS"] = asan
         env["UBSAN_OPTIONS"] = env["UBSAN_OPTIONS"] ?? "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
-        for (key, value) in extra { env[key] = value }
+        var preload = [crashHandler()].compactMap { $0 } + (env["LD_PRELOAD"].map { [$0] } ?? [])
+        for (key, value) in extra {
+            if key == "LD_PRELOAD" { preload.append(value) } else { env[key] = value }
+        }
+        if !preload.isEmpty { env["LD_PRELOAD"] = preload.filter { !$0.isEmpty }.joined(separator: ":") }
         return env
+    }
+
+    /// The crash reporter's path, unless `CORRUPT_FUZZ_CRASH_HANDLER` is `0`, `off` or `none`, or
+    /// it cannot be had here (no C compiler): then targets run without it, as before.
+    static func crashHandler() -> String? {
+        #if os(Linux)
+            let setting = ProcessInfo.processInfo.environment[PreloadLibrary.crashHandler.variable] ?? ""
+            if ["0", "off", "none", "no"].contains(setting.lowercased()) { return nil }
+            return try? PreloadLibrary.crashHandler.path()
+        #else
+            return nil
+        #endif
     }
 
     /// Runs `command` once, with each `placeholder` in its arguments replaced by `value` and
@@ -136,6 +158,17 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// - Throws: ``CorruptFuzzError`` when the target cannot be started or the input file
     ///   cannot be written; a target that misbehaves is an ``Outcome``, never an error.
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        try execute(input, slot: slot, limits: limits)
+    }
+
+    /// Runs `input` again with the confirmation deadline (every run is a fresh process).
+    public func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        var longer = limits
+        longer.timeoutMilliseconds = hangConfirmationMilliseconds(for: limits.timeoutMilliseconds)
+        return try execute(input, slot: slot, limits: longer)
+    }
+
+    private func execute(_ input: TestInput, slot: Int, limits: Limits) throws(CorruptFuzzError) -> Execution {
         let path = inputPaths[slot]
         var stdinFD: Int32 = -1
         if let bytes = input.bytes {

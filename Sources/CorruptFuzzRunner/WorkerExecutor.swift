@@ -130,7 +130,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
     }
 
-    private func run(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+    /// Runs `input` again in a fresh worker with the confirmation deadline.
+    public func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        stop(slot)
+        return try run(input, slot: slot, timeoutMilliseconds: hangConfirmationMilliseconds(for: limits.timeoutMilliseconds))
+    }
+
+    private func run(_ input: TestInput, slot: Int, timeoutMilliseconds: Int? = nil) throws(CorruptFuzzError) -> Execution {
+        let deadline = timeoutMilliseconds ?? limits.timeoutMilliseconds
         let file = inputPaths[slot]
         if let bytes = input.bytes {
             try ProcessExecutor.writeFile(bytes, to: file)
@@ -148,7 +155,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         let started = ContinuousClock.now
         var reaped: (status: Int32, usage: rusage)?
         _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
-        switch Self.nextLine(&worker, before: started + .milliseconds(limits.timeoutMilliseconds)) {
+        switch Self.nextLine(&worker, before: started + .milliseconds(deadline)) {
         case .line(let bytes):
             workers[slot] = worker
             let outcome = Self.parse(String(decoding: bytes, as: UTF8.self))
@@ -162,7 +169,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             // seconds to die of its signal.
             guard Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)), let ended = Self.reapWithin(worker.pid, seconds: 5) else {
                 stop(slot)
-                return Execution(outcome: .hung(milliseconds: limits.timeoutMilliseconds), microseconds: micros(since: started))
+                return Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started))
             }
             reaped = ended
         case .ended:
@@ -252,10 +259,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
         let logPath = workDirectory.appendingPathComponent("log-\(slot)").path
         let log = open(logPath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
-        var env = ProcessInfo.processInfo.environment
-        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        var env = ProcessExecutor.targetEnvironment(adding: environment)
         env[Self.protocolVariable.name] = Self.protocolVariable.value
-        for (key, value) in environment { env[key] = value }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }

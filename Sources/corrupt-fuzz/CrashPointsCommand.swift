@@ -72,12 +72,7 @@ struct CrashPointsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let format: ResolvedFormat?
-        do {
-            format = try formats.resolved()
-        } catch {
-            throw configurationError(error)
-        }
+        let format = try orExit { () throws(CorruptFuzzError) in try formats.resolved() }
         try DocumentCheckOptions.execute(
             [
                 .crashPoints(

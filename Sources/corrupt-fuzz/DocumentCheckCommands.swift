@@ -113,12 +113,7 @@ struct SkewCommand: ParsableCommand {
     }
 
     func run() throws {
-        let format: ResolvedFormat?
-        do {
-            format = try FormatOptions.registry.resolve(format: newerFormat)
-        } catch {
-            throw configurationError(error)
-        }
+        let format = try orExit { () throws(CorruptFuzzError) in try FormatOptions.registry.resolve(format: newerFormat) }
         // A description file is named by its absolute path in replay commands.
         let word = newerFormat.map { FormatOptions.registry.entry(named: $0) == nil ? URL(fileURLWithPath: $0).standardizedFileURL.path : $0 }
         try options.execute([
@@ -184,12 +179,7 @@ struct RoundTripCommand: ParsableCommand {
     }
 
     func run() throws {
-        let format: ResolvedFormat?
-        do {
-            format = try formats.resolved()
-        } catch {
-            throw configurationError(error)
-        }
+        let format = try orExit { () throws(CorruptFuzzError) in try formats.resolved() }
         try options.execute([
             .roundTrip(
                 loader: loader, writer: writer, corpus: corpus, format: format, appValidator: validator, generate: generate, cycles: cycles,

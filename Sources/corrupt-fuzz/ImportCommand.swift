@@ -55,95 +55,23 @@ struct ImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let report: RunReport
-        let stored: [String]
+        let imported: LibFuzzerImport.Imported
         do throws(CorruptFuzzError) {
-            let known = try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) }
-            let parsed =
-                log.isEmpty ? nil : LibFuzzerLog(parsing: try log.map { path throws(CorruptFuzzError) in try Self.text(of: path) }.joined(separator: "\n"))
-            let files = try Self.expand(artifacts)
-            if files.isEmpty { throw CorruptFuzzError(.invalidArgument, "no crash-, leak-, timeout- or oom- files in \(artifacts.joined(separator: ", "))") }
-            var records: [FindingRecord] = []
-            var paths: [String] = []
-            var targetName = name
-            for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(file)") }
-                let base = (file as NSString).lastPathComponent
-                let artifact = parsed?.artifact(named: base, bytes: [UInt8](data)) ?? LibFuzzerLog.describe(name: base)
-                targetName = targetName ?? artifact.target
-                let input = TestInput(bytes: [UInt8](data), mutations: ["libfuzzer"], seedName: file)
-                let execution = Execution(outcome: artifact.outcome, stderr: Array(artifact.report.utf8.suffix(8192)))
-                let finding = Finding(
-                    kind: artifact.kind, signature: artifact.signature, detail: artifact.detail, input: input, execution: execution, verdict: nil)
-                paths.append(file)
-                if let index = records.firstIndex(where: { $0.finding.key == finding.key }) {
-                    records[index].hits += 1
-                } else {
-                    records.append(FindingRecord(finding: finding, hits: 1, firstExecution: records.count + 1, firstSeconds: 0))
-                }
-            }
-            let target = targetName ?? "libfuzzer"
-            var saved: [String] = []
-            if !noRegressions {
-                let store = RegressionFolder(root: regressions)
-                for record in records {
-                    if let bytes = record.finding.input.bytes {
-                        saved.append(try store.save(bytes, kind: record.finding.kind, fileExtension: fileExtension, for: target))
-                    }
-                }
-            }
-            stored = saved
-            var result = CampaignResult(
-                targetName: target, targetCommand: fuzzer ?? "libFuzzer", validatorName: nil, configuration: FuzzConfiguration(), seedNames: paths)
-            result.executions = files.count
-            result.findings = records
-            result.stopReason = .imported
-            var suite = RunReport.Suite(
-                result: result,
-                replay: ReplayDescription(tool: ExecutablePath.current, targetCommand: fuzzer ?? "libFuzzer", fileExtension: fileExtension))
-            suite.replay.directExecutable = fuzzer
-            suite.markExpected(by: known)
-            let writer = try ReportWriter(root: reports, runID: "imported-" + ReportWriter.makeRunID(seed: 0))
-            var suites = [suite]
-            try writer.saveReproducers(&suites)
-            report = RunReport(
-                runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: ReportWriter.isoTimestamp(),
-                hostname: ProcessInfo.processInfo.hostName)
-            try writer.writeReport(report)
+            imported = try LibFuzzerImport.run(
+                artifacts: artifacts, logs: log, name: name, regressions: noRegressions ? nil : regressions, fileExtension: fileExtension, fuzzer: fuzzer,
+                reports: reports, known: try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) })
         } catch {
             throw configurationError(error)
         }
+        let report = imported.report
         let suite = report.suites[0]
         print("\(suite.result.targetName): \(suite.result.executions) files, \(suite.result.findings.count) distinct findings")
         for record in suite.result.findings {
             let expected = suite.expectation(for: record.finding.key).map { " (expected: \($0))" } ?? ""
             print("  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)\(expected)")
         }
-        for path in stored { print("regression store: \(path)") }
+        for path in imported.stored { print("regression store: \(path)") }
         print("\nReport: \(report.folder)/junit.xml (summary.json and findings/ beside it)")
         throw report.newFindingCount > 0 ? ExitCode(1) : ExitCode.success
-    }
-
-    /// The files given, folders replaced by the libFuzzer artifacts in them.
-    static func expand(_ paths: [String]) throws(CorruptFuzzError) -> [String] {
-        var files: [String] = []
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw CorruptFuzzError(.invalidArgument, "\(path) does not exist")
-            }
-            if isDirectory.boolValue {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-                files += names.sorted().filter { LibFuzzerLog.kind(ofArtifact: $0) != nil }.map { (path as NSString).appendingPathComponent($0) }
-            } else {
-                files.append(path)
-            }
-        }
-        return files
-    }
-
-    static func text(of path: String) throws(CorruptFuzzError) -> String {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CorruptFuzzError(.invalidArgument, "cannot read the log \(path)") }
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -147,6 +147,15 @@ struct ByteSize: ExpressibleByArgument, Hashable, CustomStringConvertible {
     }
 }
 
+/// The value of `body`; a tool error ends the command with its message and exit status 2.
+func orExit<T>(_ body: () throws(CorruptFuzzError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        throw configurationError(error)
+    }
+}
+
 /// Maps tool errors to the documented exit status 2 with a clear message.
 func configurationError(_ error: CorruptFuzzError) -> ExitCode {
     FileHandle.standardError.write(Data("corrupt-fuzz: error: \(error)\n".utf8))

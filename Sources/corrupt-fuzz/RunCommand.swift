@@ -1,6 +1,7 @@
 import ArgumentParser
 import CCorruptFuzzSpawn
 import CorruptFuzzCore
+import CorruptFuzzExamples
 import CorruptFuzzReporting
 import CorruptFuzzRunner
 import Foundation
@@ -99,9 +100,8 @@ struct RunCommand: ParsableCommand {
                             configuration: configuration, regressions: nightly.regressions.map(RegressionFolder.init(root:))))
                 ]
             } else {
-                for line in Demo.skipped { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
-                checks = try Demo.plans(configuration: configuration, durationGiven: runs != nil || duration != nil).map { .campaign($0) }
-                checks += try Demo.documentChecks(configuration: configuration)
+                for line in BundledDemo.skipped { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
+                checks = try BundledDemo.checks(configuration: configuration, durationGiven: runs != nil || duration != nil)
             }
             let session = try Session(reports: reports, runID: ReportWriter.makeRunID(seed: seed), known: try nightly.readKnownFindings())
             session.corpusOutput = nightly.corpusOutput

@@ -56,7 +56,7 @@ import Testing
                 try RecorderLibrary.path(environment: environment)
             } throws: { error in
                 let message = (error as? CorruptFuzzError)?.message ?? ""
-                return message.contains("need a C compiler") && message.contains("CORRUPT_FUZZ_RECORDER")
+                return message.contains("needs a C compiler") && message.contains("CORRUPT_FUZZ_RECORDER")
             }
         }
     }

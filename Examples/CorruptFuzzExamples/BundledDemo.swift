@@ -5,8 +5,9 @@ import Foundation
 
 /// The bundled demo that `corrupt-fuzz run` runs without arguments: example loaders shipped
 /// with the package, a naive one with realistic bugs and a hardened one, on their seed files,
-/// each run as a persistent worker (`--worker`).
-enum Demo {
+/// each run as a persistent worker (`--worker`), then the checks of versions, writers and crash
+/// points; the checks a ``Session`` runs.
+public enum BundledDemo {
     /// What judges an example's inputs and guides its mutations.
     enum Format {
         /// A Kaitai Struct schema, relative to the package.
@@ -50,7 +51,7 @@ enum Demo {
     }
 
     /// What this build of the demo cannot run, a line each (printed before it starts).
-    static var skipped: [String] {
+    public static var skipped: [String] {
         var lines: [String] = []
         #if !XML
             lines.append("skipping the notes loaders and writers: this corrupt-fuzz was built without the XML trait (libxml2)")
@@ -79,6 +80,12 @@ enum Demo {
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
     static let secondsPerExample = 15.0
 
+    /// The demo's checks: its campaigns (each `secondsPerExample` unless `durationGiven`), then
+    /// its version, writer and crash-point checks.
+    public static func checks(configuration: FuzzConfiguration, durationGiven: Bool) throws(CorruptFuzzError) -> [Session.Check] {
+        try plans(configuration: configuration, durationGiven: durationGiven).map { .campaign($0) } + documentChecks(configuration: configuration)
+    }
+
     static func plans(configuration: FuzzConfiguration, durationGiven: Bool) throws(CorruptFuzzError) -> [CampaignCheck] {
         var configuration = configuration
         if !durationGiven { configuration.maxSeconds = secondsPerExample }
@@ -96,9 +103,9 @@ enum Demo {
             let format: ResolvedFormat?
             switch example.format {
             case .schema(let path):
-                format = try FormatOptions.registry.resolve(format: nil, description: root.appendingPathComponent(path).path)
+                format = try FormatRegistry.bundled.resolve(format: nil, description: root.appendingPathComponent(path).path)
             case .builtin(let name):
-                format = try FormatOptions.registry.resolve(format: name)
+                format = try FormatRegistry.bundled.resolve(format: name)
             }
             // Every demo loader is a persistent worker (CorruptFuzzWorker or corrupt_fuzz_worker.h).
             return try CampaignCheck.make(
@@ -131,14 +138,14 @@ enum Demo {
             Session.Check.versionSkew(
                 older: "\(try program(older)) @@", newer: "\(newer) @@", newerWriter: "\(newer) resave @@ @out",
                 olderCorpus: [root.appendingPathComponent("Corpus/friend-lists").path], newerCorpus: [],
-                newerFormat: try FormatOptions.registry.resolve(format: "friend-list-v2"), newerFormatWord: "friend-list-v2", generate: 20,
+                newerFormat: try FormatRegistry.bundled.resolve(format: "friend-list-v2"), newerFormatWord: "friend-list-v2", generate: 20,
                 options: options)
         }
         #if XML
             let roundTrips = try ["notes-writer-naive", "notes-writer-hardened"].map { writer throws(CorruptFuzzError) in
                 Session.Check.roundTrip(
                     loader: "\(try program("notes-loader-hardened")) @@", writer: "\(try program(writer)) @@ @out",
-                    corpus: [root.appendingPathComponent("Corpus/notes").path], format: try FormatOptions.registry.resolve(format: "notes"), appValidator: nil,
+                    corpus: [root.appendingPathComponent("Corpus/notes").path], format: try FormatRegistry.bundled.resolve(format: "notes"), appValidator: nil,
                     generate: 20, cycles: 2, options: options)
             }
         #else

@@ -1,0 +1,103 @@
+// corrupt-fuzz's crash reporter for targets that print none of their own: a C, C++ or Rust
+// loader built without a sanitizer dies of SIGSEGV or SIGABRT and says nothing about where.
+// Loaded with LD_PRELOAD into each target (Linux), it installs handlers for the crash signals
+// that nothing else has claimed: a sanitizer's or the Swift runtime's own handler (installed
+// before or after this one) wins, so their reports are kept as they are.
+//
+// On a crash it writes the faulting frames to standard error, then dies of the same signal:
+//
+//     corrupt-fuzz: crashed with signal 11 at 0x0
+//         #0 0x5581a2c3e1b4 in parse_header+0x34 (/work/parser+0x11b4)
+//         #1 0x5581a2c3e2f0 in main+0x80 (/work/parser+0x12f0)
+//
+// (the format of a sanitizer's frames, which corrupt-fuzz already reads). A frame's symbol is
+// the nearest one the dynamic linker knows (link with -rdynamic to name static functions); its
+// module and offset always name the instruction, and stay the same from run to run.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+
+static void write_text(const char *text, size_t length) {
+    while (length > 0) {
+        ssize_t n = write(STDERR_FILENO, text, length);
+        if (n <= 0) return;
+        text += n;
+        length -= (size_t)n;
+    }
+}
+
+// The address a frame's module was loaded at, and its path, as the dynamic linker knows them.
+static void describe(void *address, char *line, size_t size, int index) {
+    Dl_info info;
+    memset(&info, 0, sizeof info);
+    int known = dladdr(address, &info);
+    const char *module = known && info.dli_fname && info.dli_fname[0] ? info.dli_fname : "?";
+    uintptr_t moduleOffset = known && info.dli_fbase ? (uintptr_t)address - (uintptr_t)info.dli_fbase : (uintptr_t)address;
+    if (known && info.dli_sname && info.dli_saddr) {
+        snprintf(line, size, "    #%d %p in %s+0x%lx (%s+0x%lx)\n", index, address, info.dli_sname,
+                 (unsigned long)((uintptr_t)address - (uintptr_t)info.dli_saddr), module, (unsigned long)moduleOffset);
+    } else {
+        snprintf(line, size, "    #%d %p in (%s+0x%lx)\n", index, address, module, (unsigned long)moduleOffset);
+    }
+}
+
+static void on_crash(int signo, siginfo_t *info, void *context) {
+    char line[1024];
+    snprintf(line, sizeof line, "corrupt-fuzz: crashed with signal %d at %p\n", signo, info ? info->si_addr : NULL);
+    write_text(line, strlen(line));
+    void *frames[40];
+    int count = backtrace(frames, 40);
+    // The frames of this handler and of the kernel's return trampoline come first: start at the
+    // interrupted instruction.
+    void *pc = NULL;
+#if defined(__x86_64__)
+    if (context) pc = (void *)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    if (context) pc = (void *)((ucontext_t *)context)->uc_mcontext.pc;
+#endif
+    int first = 0;
+    for (int i = 0; i < count; i++) {
+        if (frames[i] == pc) { first = i; break; }
+        if (i == count - 1) first = count > 2 ? 2 : 0;
+    }
+    int index = 0;
+    for (int i = first; i < count; i++) {
+        // A return address points after the call: one byte back is inside it (not for the
+        // faulting instruction itself).
+        void *address = i == first && pc ? frames[i] : (void *)((uintptr_t)frames[i] - 1);
+        describe(address, line, sizeof line, index++);
+        write_text(line, strlen(line));
+    }
+    // Die of the same signal, as the process would have without this handler.
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+__attribute__((constructor)) static void corrupt_fuzz_install_crash_handler(void) {
+    // An alternate stack, so a stack overflow can still be reported.
+    static char stack[64 * 1024];
+    stack_t alternate = {.ss_sp = stack, .ss_size = sizeof stack, .ss_flags = 0};
+    sigaltstack(&alternate, NULL);
+    // backtrace() loads libgcc on its first call; not in a signal handler, then.
+    void *warm[1];
+    backtrace(warm, 1);
+    for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(crash_signals[i], NULL, &old) != 0) continue;
+        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;  // someone else's
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_crash;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+        sigemptyset(&action.sa_mask);
+        sigaction(crash_signals[i], &action, NULL);
+    }
+}
