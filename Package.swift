@@ -58,6 +58,9 @@ let package = Package(
         ),
         .target(
             name: "CorruptFuzzCore",
+            // Platform/ is the one platform layer (scratch folders, open files, the executable's
+            // path, signals, interrupts); CCorruptFuzzSpawn its C side.
+            dependencies: ["CCorruptFuzzSpawn"],
             swiftSettings: swiftSettings
         ),
         .target(

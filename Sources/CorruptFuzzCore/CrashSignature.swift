@@ -7,10 +7,16 @@ public enum CrashSignature {
     /// How many frames a signature keeps.
     public static let frameCount = 3
 
-    /// Builds `SIGILL: Index out of range at parse(_:) ← main`.
+    /// Builds `SIGILL: Index out of range at parse(_:) ← main`, or, when the top frame names its
+    /// source line (`parse(_:) at Loader.swift:51`), `SIGILL at Loader.swift:51`: the line is the
+    /// bug, whichever function the optimizer attributed it to (an inlined and an outlined copy of
+    /// one line have other function names and other callers).
     public static func make(signal: Int32, frames: [String], message: String?) -> String {
         var text = SignalName.of(signal)
         if let message { text += ": " + Normalize.message(message) }
+        if let top = frames.first, let at = top.ranges(of: " at ").last, sourceLine(top[at.upperBound...]) != nil {
+            return text + " at " + top[at.upperBound...]
+        }
         if !frames.isEmpty { text += " at " + frames.prefix(frameCount).joined(separator: " ← ") }
         return text
     }
@@ -24,11 +30,27 @@ public enum CrashSignature {
     /// when ``message(in:)`` found nothing.
     public static func frames(in stderr: String, site: Bool = false) -> [String] {
         let all = crashedThreadFrames(in: stderr)
-        let kept = all.filter { !isRuntimeFrame($0.symbol) }.prefix(frameCount)
+        var kept = Array(all.filter { !isRuntimeFrame($0.symbol) }.prefix(frameCount))
+        // Frames the crash reporter of C targets names by address (`parse+0x34`, `parser+0x11b4`):
+        // only the top one keeps its offset (the site), and only when the site is asked for; a
+        // caller's offset is its call site, which would split one bug by the paths to it, and a
+        // caller known only by its module says nothing.
+        for index in kept.indices.reversed() where kept[index].addressed && !(site && index == 0) {
+            if kept[index].moduleOnly {
+                kept.remove(at: index)
+            } else if let plus = kept[index].symbol.range(of: "+0x", options: .backwards) {
+                kept[index].symbol = String(kept[index].symbol[..<plus.lowerBound])
+            }
+        }
         var frames = kept.map(\.symbol)
         guard site, let top = kept.first else { return frames }
         if !top.site.isEmpty {
             frames[0] += top.site
+        } else if let lined = kept.first(where: { $0.site.hasPrefix(" at ") }) {
+            // An inlined top frame without a line: the line of the first frame that has one
+            // (the function it was inlined into), so that the inlined and the outlined copy of
+            // one line are one site.
+            frames[0] += lined.site
         } else if let physical = all.first(where: { !$0.inlined }), let offset = physical.offset {
             // The first frame that is not inlined holds the crashing instruction: its offset
             // names the trap site when the top frame, inlined, has neither a line nor an offset.
@@ -120,6 +142,10 @@ public enum CrashSignature {
         var inlined = false
         /// The instruction's offset in the function, when the backtrace gives one.
         var offset: Substring?
+        /// Named with an address offset (`symbol+0x34`, `module+0x11b4`): the crash reporter of C targets.
+        var addressed = false
+        /// Known only by its module and offset.
+        var moduleOnly = false
     }
 
     private static func swiftBacktraceFrame(_ line: Substring) -> Frame? {
@@ -151,7 +177,7 @@ public enum CrashSignature {
     }
 
     /// `main.swift:9` from `/tmp/x/main.swift:9:25`; nil for `//<compiler-generated>`.
-    private static func sourceLine(_ location: Substring) -> String? {
+    static func sourceLine(_ location: Substring) -> String? {
         let path = location.trimmingSpaces()
         guard !path.contains("<"), let name = path.split(separator: "/").last else { return nil }
         let parts = name.split(separator: ":")
@@ -168,12 +194,15 @@ public enum CrashSignature {
         var symbol = String(rest[inRange.upperBound...].prefix(while: { $0 != " " }))
         guard !symbol.isEmpty else { return nil }
         let after = rest[inRange.upperBound...].dropFirst(symbol.count).trimmingSpaces()
+        var moduleOnly = false
         if symbol.hasPrefix("("), symbol.hasSuffix(")") {
             // A module and an offset: the module's file name, so the signature is the same
             // wherever the binary lives.
             symbol = String(symbol.dropFirst().dropLast().split(separator: "/").last ?? "")
+            moduleOnly = true
         }
-        return Frame(symbol: symbol, site: sourceLine(after).map { " at " + $0 } ?? "")
+        return Frame(
+            symbol: symbol, site: sourceLine(after).map { " at " + $0 } ?? "", addressed: symbol.contains("+0x"), moduleOnly: moduleOnly)
     }
 
     private static let runtimePrefixes = [
@@ -186,7 +215,7 @@ public enum CrashSignature {
         "Swift.Array", "Swift._ArrayBuffer", "Slice.subscript", "specialized Slice.subscript",
         "_start", "main.cold", "Swift runtime failure", "__assert_fail", "__assert_perror_fail", "__libc_message", "__fortify_fail",
         "__chk_fail", "__stack_chk_fail", "malloc_printerr", "__restore_rt", "libc.so", "libc-", "libpthread", "ld-linux", "libgcc_s",
-        "libstdc++", "libc++", "__gnu_cxx", "std::terminate", "__cxa_", "__clang_call_terminate",
+        "libstdc++", "libc++", "__gnu_cxx", "std::terminate", "__cxa_", "__clang_call_terminate", "libswift",
     ]
 
     private static let runtimeFragments = ["_checkIndex", "_checkSubscript", "_assertionFailure", "_fatalErrorMessage", "_precondition"]

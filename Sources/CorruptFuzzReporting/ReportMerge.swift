@@ -1,10 +1,33 @@
 import CorruptFuzzCore
 import CorruptFuzzRunner
+import Foundation
 
 /// Combines the reports of shards of one campaign (or any runs of the same targets) into one:
 /// campaigns of the same target become one, findings with the same kind and signature become
 /// one finding whose hits add up.
 public enum ReportMerge {
+    /// Reads the report folders `folders`, merges them into one report folder under `reports`
+    /// (findings with one key merged, hits added up, reproducers saved again), marks the
+    /// findings `known` lists as expected, and writes the new ones as known-findings lines to
+    /// `newFindingsFile` when given: what `corrupt-fuzz merge` does.
+    /// - Throws: ``CorruptFuzzError`` for a folder without a readable report, or a report that
+    ///   cannot be written.
+    public static func merge(_ folders: [String], into reports: String, known: KnownFindings?, newFindingsFile: String? = nil) throws(CorruptFuzzError)
+        -> RunReport
+    {
+        let inputs = try folders.map { folder throws(CorruptFuzzError) in try ReportWriter.readReport(in: folder) }
+        var suites = Self.suites(of: inputs)
+        for index in suites.indices { suites[index].markExpected(by: known) }
+        let writer = try ReportWriter(
+            root: reports, runID: "merged-" + ReportWriter.makeRunID(seed: inputs.first?.suites.first?.result.configuration.seed ?? 0))
+        try writer.write(&suites)
+        let merged = try ReportWriter.readReport(in: writer.folder.path)
+        if let newFindingsFile {
+            try ReportWriter.write(Data(KnownFindings.listing(newFindingsOf: merged).utf8), to: newFindingsFile)
+        }
+        return merged
+    }
+
     /// The merged campaigns, in the order their targets first appear.
     public static func suites(of reports: [RunReport]) -> [RunReport.Suite] {
         var merged: [RunReport.Suite] = []

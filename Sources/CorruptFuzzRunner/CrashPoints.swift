@@ -134,7 +134,7 @@ public struct CrashPointCheck: Sendable {
     }
 
     public func run() throws(CorruptFuzzError) -> Result {
-        let scratch = try ScratchDirectory.make(prefix: "corrupt-fuzz-crashpoints")
+        let scratch = try ScratchFolder.make(prefix: "corrupt-fuzz-crashpoints")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let initial = try DataFolder.snapshot(data)
         var collector = FindingCollector()

@@ -40,7 +40,7 @@ public final class CommandWriter: DocumentWriter, @unchecked Sendable {
         guard words.dropFirst().contains(where: { $0.contains("@@") }) else {
             throw CorruptFuzzError(.invalidArgument, "the writer command needs @@ for the document it loads: \(line)")
         }
-        let directory = try ScratchDirectory.make(prefix: "corrupt-fuzz-writer")
+        let directory = try ScratchFolder.make(prefix: "corrupt-fuzz-writer")
         let suffix = fileExtension.isEmpty ? "" : ".\(fileExtension)"
         let output = directory.appendingPathComponent("saved\(suffix)").path
         let writesFile = words.dropFirst().contains { $0.contains("@out") }

@@ -53,7 +53,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         self.command = command
         self.limits = limits
         self.slots = max(1, slots)
-        workDirectory = try ScratchDirectory.make(prefix: "corrupt-fuzz")
+        workDirectory = try ScratchFolder.make(prefix: "corrupt-fuzz")
         let directory = workDirectory.path
         let suffix = fileExtension.isEmpty ? "" : ".\(fileExtension)"
         inputPaths = (0..<self.slots).map { "\(directory)/input-\($0)\(suffix)" }

@@ -41,15 +41,20 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private let environment: [String: String]
     private let limits: ProcessExecutor.Limits
     private let workDirectory: URL
-    private var workers: [Worker?]
     /// Per slot: where its inputs are written, and the line that names that file to the worker.
     private let inputPaths: [String]
     private let commandLines: [[UInt8]]
-    /// Per slot: inputs run, and the last few (bytes and outcome) for rechecks.
-    private var runs: [Int]
-    /// Per slot: inputs the current worker has run.
-    private var workerRuns: [Int]
-    private var recent: [[(bytes: [UInt8]?, outcome: String)]]
+    /// What each slot keeps, one object per slot: slots run on concurrent threads, and each
+    /// touches only its own object (never an array shared with the others).
+    private final class SlotState: @unchecked Sendable {
+        var worker: Worker?
+        /// Inputs run, and the last few (bytes and outcome) for rechecks.
+        var runs = 0
+        /// Inputs the current worker has run.
+        var workerRuns = 0
+        var recent: [(bytes: [UInt8]?, outcome: String)] = []
+    }
+    private let states: [SlotState]
     private let stabilityLock = NSLock()
     private var measured = Stability()
 
@@ -74,34 +79,31 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         self.environment = environment
         self.limits = limits
         self.slots = max(1, slots)
-        workers = Array(repeating: nil, count: self.slots)
-        runs = Array(repeating: 0, count: self.slots)
-        workerRuns = Array(repeating: 0, count: self.slots)
-        recent = Array(repeating: [], count: self.slots)
+        states = (0..<self.slots).map { _ in SlotState() }
         signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
-        let directory = try ScratchDirectory.make(prefix: "corrupt-fuzz-worker")
+        let directory = try ScratchFolder.make(prefix: "corrupt-fuzz-worker")
         workDirectory = directory
         inputPaths = (0..<max(1, slots)).map { directory.appendingPathComponent("input-\($0)").path }
         commandLines = inputPaths.map { Array(($0 + "\n").utf8) }
     }
 
     deinit {
-        for index in workers.indices { stop(index) }
+        for index in states.indices { stop(index) }
         try? FileManager.default.removeItem(at: workDirectory)
     }
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         var execution = try run(input, slot: slot)
-        runs[slot] += 1
+        states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered.
-        if runs[slot] % Self.recheckInterval == 1, let pid = workers[slot]?.pid, Self.stableKey(execution.outcome) != nil {
-            let held = HeldFiles.held(by: pid, among: [inputPaths[slot]])
+        if states[slot].runs % Self.recheckInterval == 1, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
+            let held = OpenFiles.held(by: pid, among: [inputPaths[slot]])
             if !held.isEmpty { execution.held = held }
         }
         let key = Self.stableKey(execution.outcome)
         guard let key else { return execution }
-        if runs[slot] % Self.recheckInterval == 0, let earlier = recent[slot].first {
+        if states[slot].runs % Self.recheckInterval == 0, let earlier = states[slot].recent.first {
             let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot)
             let second = Self.stableKey(again.outcome) ?? again.outcome.word
             stabilityLock.withLock {
@@ -115,8 +117,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
                 }
             }
         }
-        recent[slot].append((input.bytes, key))
-        if recent[slot].count > 8 { recent[slot].removeFirst() }
+        states[slot].recent.append((input.bytes, key))
+        if states[slot].recent.count > 8 { states[slot].recent.removeFirst() }
         return execution
     }
 
@@ -144,20 +146,20 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         } else {
             unlink(file)
         }
-        if workers[slot] != nil, workerRuns[slot] >= inputsPerWorker { stop(slot) }
-        if workers[slot] == nil {
-            workers[slot] = try start(slot)
-            workerRuns[slot] = 0
+        if states[slot].worker != nil, states[slot].workerRuns >= inputsPerWorker { stop(slot) }
+        if states[slot].worker == nil {
+            states[slot].worker = try start(slot)
+            states[slot].workerRuns = 0
         }
-        workerRuns[slot] += 1
-        guard var worker = workers[slot] else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
+        states[slot].workerRuns += 1
+        guard var worker = states[slot].worker else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now
         var reaped: (status: Int32, usage: rusage)?
         _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
         switch Self.nextLine(&worker, before: started + .milliseconds(deadline)) {
         case .line(let bytes):
-            workers[slot] = worker
+            states[slot].worker = worker
             let outcome = Self.parse(String(decoding: bytes, as: UTF8.self))
             if lseek(worker.log, 0, SEEK_END) > Self.maxLogBytes { _ = ftruncate(worker.log, 0) }
             var digest: [UInt8] = []
@@ -189,7 +191,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         close(worker.results)
         close(worker.log)
         close(worker.commands)
-        workers[slot] = nil
+        states[slot].worker = nil
         var result = cf_result()
         if status & 0x7F != 0 {
             result.end = CF_SIGNALED
@@ -341,7 +343,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     private func stop(_ slot: Int) {
-        guard let worker = workers[slot] else { return }
+        guard let worker = states[slot].worker else { return }
         kill(-worker.pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(worker.pid, &status, 0) < 0, errno == EINTR {}
@@ -349,6 +351,6 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         close(worker.results)
         close(worker.log)
         close(worker.commands)
-        workers[slot] = nil
+        states[slot].worker = nil
     }
 }

@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 import Foundation
 
 extension SQLiteFiles {
@@ -8,7 +9,7 @@ extension SQLiteFiles {
     ///   the folder's creation error, or what `body` throws.
     public static func withTemporaryDatabase<T>(_ data: some Collection<UInt8>, _ body: (String) throws -> T) throws -> T {
         let files = try decode(Array(data))
-        return try ScratchFolder.with { folder in
+        return try ScratchFolder.with(prefix: "corrupt-fuzz-sqlite") { folder in
             let path = try files.write(into: folder.path)
             return try body(path)
         }

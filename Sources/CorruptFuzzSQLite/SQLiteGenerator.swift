@@ -18,7 +18,7 @@ public struct SQLiteGenerator: Sendable {
     /// One database's files.
     /// - Throws: ``SQLiteError`` when SQLite fails (a disk problem, or a schema the rows cannot satisfy).
     public func files(using rng: inout FuzzRNG) throws -> SQLiteFiles {
-        try ScratchFolder.with { folder in try build(in: folder.path, rng: &rng) }
+        try ScratchFolder.with(prefix: "corrupt-fuzz-sqlite") { folder in try build(in: folder.path, rng: &rng) }
     }
 
     /// One database as an input's bytes (a bundle in WAL mode); empty if SQLite failed.

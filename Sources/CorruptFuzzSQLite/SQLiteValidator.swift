@@ -60,7 +60,7 @@ public struct SQLiteValidator: Validator {
         // SQLite reads page 1 from the log when the log holds a committed copy of it.
         if let problem = Self.headerProblem(log?.latestCopy(ofPage: 1) ?? files.database) { return .success([problem]) }
         do {
-            return try ScratchFolder.with { folder in
+            return try ScratchFolder.with(prefix: "corrupt-fuzz-sqlite") { folder in
                 let path = try files.write(into: folder.path)
                 return check(path: path, limit: limit)
             }

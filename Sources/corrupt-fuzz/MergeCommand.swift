@@ -50,33 +50,14 @@ struct MergeCommand: ParsableCommand {
 
     func run() throws {
         if let corpusOutput {
-            do throws(CorruptFuzzError) {
-                let (kept, duplicates) = try CorpusMerge.merge(folders, into: corpusOutput)
-                print("\(corpusOutput): \(kept) files (\(duplicates) duplicates left out)")
-            } catch {
-                throw configurationError(error)
-            }
+            let (kept, duplicates) = try orExit { () throws(CorruptFuzzError) in try CorpusMerge.merge(folders, into: corpusOutput) }
+            print("\(corpusOutput): \(kept) files (\(duplicates) duplicates left out)")
             return
         }
-        let merged: RunReport
-        let writer: ReportWriter
-        do throws(CorruptFuzzError) {
-            let known = try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) }
-            let inputs = try folders.map { folder throws(CorruptFuzzError) in try ReportWriter.readReport(in: folder) }
-            var suites = ReportMerge.suites(of: inputs)
-            for index in suites.indices { suites[index].markExpected(by: known) }
-            writer = try ReportWriter(
-                root: reports, runID: "merged-" + ReportWriter.makeRunID(seed: inputs.first?.suites.first?.result.configuration.seed ?? 0))
-            try writer.saveReproducers(&suites)
-            merged = RunReport(
-                runID: writer.runID, folder: writer.folder.path, suites: suites, timestamp: ReportWriter.isoTimestamp(),
-                hostname: ProcessInfo.processInfo.hostName)
-            try writer.writeReport(merged)
-            if let newFindingsFile {
-                try ReportWriter.write(Data(KnownFindings.listing(newFindingsOf: merged).utf8), to: newFindingsFile)
-            }
-        } catch {
-            throw configurationError(error)
+        let merged = try orExit { () throws(CorruptFuzzError) in
+            try ReportMerge.merge(
+                folders, into: reports, known: try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) },
+                newFindingsFile: newFindingsFile)
         }
         for suite in merged.suites {
             let r = suite.result
@@ -86,7 +67,7 @@ struct MergeCommand: ParsableCommand {
                     + (expected > 0 ? " (\(expected) expected)" : ""))
             for record in suite.newFindings { print("  new: \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)") }
         }
-        print("\nReport: \(writer.folder.appendingPathComponent("junit.xml").path) (summary.json and findings/ beside it)")
+        print("\nReport: \(merged.folder)/junit.xml (summary.json and findings/ beside it)")
         throw merged.newFindingCount > 0 ? ExitCode(1) : ExitCode.success
     }
 }

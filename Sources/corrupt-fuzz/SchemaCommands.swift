@@ -1,8 +1,7 @@
 import ArgumentParser
 import CorruptFuzzCore
+import CorruptFuzzExamples
 import CorruptFuzzPlist
-
-import CorruptFuzzSchema
 import Foundation
 
 /// `corrupt-fuzz generate`: writes valid files drawn from a schema.
@@ -49,69 +48,10 @@ struct GenerateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let selection: FormatRegistry.Selection?
-        let resolved: ResolvedFormat?
-        do {
-            selection = try FormatOptions.registry.select(format: formats.format, description: formats.description)
-            // A .ksy schema is generated with the size limits given here.
-            if case .description(let reader, let path, _)? = selection, reader.extensions.contains("ksy") {
-                try generateKSY(path)
-                return
-            }
-            resolved = try formats.resolved()
-        } catch let error as CorruptFuzzError {
-            throw configurationError(error)
-        }
-        guard let resolved else { return }
-        guard let mutator = resolved.format.mutator else {
-            throw configurationError(CorruptFuzzError(.invalidArgument, resolved.warnings.first ?? "this format has no generator"))
-        }
-        let prefix: String
-        switch selection {
-        case .entry(let entry)?: prefix = entry.name
-        case .description(_, let path, _)?: prefix = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        case nil: prefix = "file"
-        }
-        var rng = FuzzRNG(seed: seed)
-        let xml = encoding == PlistEncoding.xml.rawValue
-        var empty = 0
-        try write(prefix: prefix, fileExtension: resolved.format.fileExtension.isEmpty ? "bin" : resolved.format.fileExtension) {
-            let bytes = mutator.generate(using: &rng)
-            if bytes.isEmpty { empty += 1 }
-            guard xml, let plist = try? PropertyListFile.read(bytes).plist else { return bytes }
-            return (try? PropertyListFile.write(plist, encoding: .xml)) ?? bytes
-        }
-        if empty > 0 {
-            throw configurationError(CorruptFuzzError(.system, "\(empty) of \(count) files came out empty: the format could not build them"))
-        }
-    }
-
-    private func generateKSY(_ schema: String) throws {
-        let loaded: BinarySchema
-        do {
-            loaded = try KSYLoader.load(contentsOf: schema)
-        } catch {
-            throw configurationError(CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)"))
-        }
-        let generator = SchemaGenerator(schema: loaded, limits: .init(maxElements: maxElements, maxBytes: maxBytes))
-        var rng = FuzzRNG(seed: seed)
-        try write(prefix: loaded.id, fileExtension: loaded.fileExtension.isEmpty ? "bin" : loaded.fileExtension) {
-            generator.generateFile(using: &rng)
-        }
-    }
-
-    /// Writes `count` files named `PREFIX-NN.EXT`, each from `next`.
-    func write(prefix: String, fileExtension: String, _ next: () -> [UInt8]) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            let width = String(count - 1).count
-            for index in 0..<count {
-                let number = String(index)
-                let name = "\(prefix)-\(String(repeating: "0", count: width - number.count))\(number).\(fileExtension)"
-                try Data(next()).write(to: URL(fileURLWithPath: out).appendingPathComponent(name))
-            }
-        } catch {
-            throw configurationError(CorruptFuzzError(.reportWriteFailed, "cannot write to \(out): \(error.localizedDescription)"))
+        let prefix = try orExit { () throws(CorruptFuzzError) in
+            try GeneratedFiles.write(
+                count: count, format: formats.format, description: formats.description, seed: seed, into: out,
+                limits: .init(maxElements: maxElements, maxBytes: maxBytes), xmlPlist: encoding == PlistEncoding.xml.rawValue)
         }
         print("wrote \(count) \(prefix) files to \(out)")
     }
@@ -138,54 +78,12 @@ struct ValidateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let validator: any Validator
-        do {
-            if case .description(let reader, let path, _)? = try FormatOptions.registry.select(format: formats.format, description: formats.description),
-                reader.extensions.contains("ksy")
-            {
-                try runKSY(path)
-                return
-            }
-            guard let made = try formats.resolved()?.format.validator else { throw ValidationError("no validator for these options") }
-            validator = made
-        } catch let error as CorruptFuzzError {
-            throw configurationError(error)
+        let results = try orExit { () throws(CorruptFuzzError) in
+            try ValidatedFiles.verdicts(of: files, format: formats.format, description: formats.description)
         }
-        var invalid = 0
-        for file in files {
-            let bytes = FileManager.default.contents(atPath: file).map { [UInt8]($0) }
-            let verdict = validator.validate(bytes)
-            if !verdict.isValid { invalid += 1 }
-            print("\(file): \(verdict)")
+        for (file, verdicts) in results {
+            for verdict in first ? Array(verdicts.prefix(1)) : verdicts { print("\(file): \(verdict)") }
         }
-        if invalid > 0 { throw ExitCode(1) }
-    }
-
-    /// A .ksy schema lists every violation, with its path.
-    private func runKSY(_ schema: String) throws {
-        let parser: SchemaParser
-        do {
-            parser = SchemaParser(schema: try KSYLoader.load(contentsOf: schema))
-        } catch {
-            throw configurationError(CorruptFuzzError(.invalidArgument, "broken schema: \(error.message)"))
-        }
-        var invalid = 0
-        for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                print("\(file): reason: not-found (cannot read the file)")
-                invalid += 1
-                continue
-            }
-            let violations = parser.parse([UInt8](data)).violations
-            if violations.isEmpty {
-                print("\(file): valid")
-                continue
-            }
-            invalid += 1
-            for violation in first ? Array(violations.prefix(1)) : violations {
-                print("\(file): \(Verdict.invalid(violation))")
-            }
-        }
-        if invalid > 0 { throw ExitCode(1) }
+        if results.contains(where: { !($0.verdicts.first?.isValid ?? false) }) { throw ExitCode(1) }
     }
 }

@@ -118,7 +118,7 @@ struct CrashSignatureTests {
         #expect(first == "SIGILL at loadHabits(_:) + 59 ← main")
         #expect(second == "SIGILL at loadHabits(_:) + 61 ← main")
         // With debug info, the source line names the site, and an inlined check its kind.
-        #expect(signature(Self.optimizedTrap(offset: 59, line: 9, check: nil)) == "SIGILL at loadHabits(_:) at main.swift:9 ← main")
+        #expect(signature(Self.optimizedTrap(offset: 59, line: 9, check: nil)) == "SIGILL at main.swift:9")
         #expect(
             signature(Self.optimizedTrap(offset: 61, line: 12, check: "arithmetic overflow"))
                 == "SIGILL: arithmetic overflow at loadHabits(_:) ← main")
@@ -130,7 +130,24 @@ struct CrashSignatureTests {
               1 [inlined]          0x0000563e01bdc2f3 specialized Array.subscript.getter in habit-loader-naive at /src/NaiveHabitLoader.swift:94:89
               2                    0x0000563e01bdc2f3 static NaiveHabitLoader.load(_:) + 1187 in habit-loader-naive at /src/NaiveHabitLoader.swift:51:55
             """
-        #expect(signature(inlined) == "SIGILL at NaiveHabitLoader.Parser.u32() [static NaiveHabitLoader.load(_:) + 1187] ← static NaiveHabitLoader.load(_:)")
+        #expect(signature(inlined) == "SIGILL at NaiveHabitLoader.swift:51")
+        // The same line as an outlined function, and attributed to its caller: one signature.
+        let outlined = """
+            Thread 0 "habit-loader-na" crashed:
+
+              0                    0x0000563e01bdc100 NaiveHabitLoader.Parser.u32() + 40 in habit-loader-naive at /src/NaiveHabitLoader.swift:51:20
+              1 [ra]               0x0000563e01bdc2f3 static NaiveHabitLoader.load(_:) + 1187 in habit-loader-naive at /src/NaiveHabitLoader.swift:60:9
+            """
+        let caller = """
+            Thread 0 "habit-loader-na" crashed:
+
+              0                    0x0000563e01bdc2f3 static NaiveHabitLoader.load(_:) + 1187 in habit-loader-naive at /src/NaiveHabitLoader.swift:51:55
+              1 [ra]               0x0000563e01bdc400 main + 12 in habit-loader-naive at /src/main.swift:3:1
+            """
+        #expect(signature(outlined) == signature(inlined))
+        #expect(signature(caller) == signature(inlined))
+        // Another line is another bug.
+        #expect(signature(caller.replacingOccurrences(of: ".swift:51:55", with: ".swift:52:55")) == "SIGILL at NaiveHabitLoader.swift:52")
         // The backtracer's header names the check too, between stars.
         let header =
             "*** Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value ***\n"

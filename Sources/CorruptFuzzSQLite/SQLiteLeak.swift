@@ -7,39 +7,6 @@ import Foundation
     import Darwin
 #endif
 
-/// The files this process holds open, to check that a loader closed its database.
-///
-/// Linux lists `/proc/self/fd`; Darwin asks each descriptor for its path (`F_GETPATH`).
-public enum OpenFiles {
-    /// Descriptors of this process open on files inside `folder`, with their paths.
-    public static func descriptors(inside folder: String) -> [(descriptor: Int32, path: String)] {
-        let prefix = (folder.hasSuffix("/") ? folder : folder + "/")
-        return all().filter { $0.path.hasPrefix(prefix) || $0.path == folder }
-    }
-
-    /// Every open descriptor with the path it names (descriptors without one are left out).
-    public static func all() -> [(descriptor: Int32, path: String)] {
-        #if os(Linux)
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
-            return names.compactMap { name in
-                guard let descriptor = Int32(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name) else {
-                    return nil
-                }
-                return (descriptor, target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target)
-            }
-        #elseif canImport(Darwin)
-            var out: [(descriptor: Int32, path: String)] = []
-            var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
-            for descriptor in 0..<getdtablesize() where fcntl(descriptor, F_GETPATH, &buffer) != -1 {
-                out.append((descriptor, String(cString: buffer)))
-            }
-            return out
-        #else
-            return []
-        #endif
-    }
-}
-
 /// A load that left the database open: statements not finalized (`sqlite3_close` then fails
 /// with `SQLITE_BUSY` and the connection stays open, holding the file and its locks) or a
 /// connection never closed.
@@ -81,7 +48,7 @@ extension SQLiteFormat {
         }
         var found: [SQLiteLeak] = []
         for input in inputs {
-            guard let files = try? SQLiteFiles.decode(input.bytes), let folder = try? ScratchFolder() else { continue }
+            guard let files = try? SQLiteFiles.decode(input.bytes), let folder = try? ScratchFolder(prefix: "corrupt-fuzz-sqlite") else { continue }
             defer { try? FileManager.default.removeItem(atPath: folder.path) }
             guard let path = try? files.write(into: folder.path) else { continue }
             let outcome: String

@@ -1,8 +1,44 @@
 import Foundation
 
-/// Which files below a folder a process still holds open or locked (Linux: /proc/PID/fd and
-/// /proc/locks; elsewhere nothing is seen).
-public enum HeldFiles {
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The files a process holds open: this one's (to check that a loader closed its database), or
+/// another's with its locks (a target that still holds its input after it answered).
+///
+/// Linux lists `/proc/self/fd`; Darwin asks each descriptor for its path (`F_GETPATH`).
+public enum OpenFiles {
+    /// Descriptors of this process open on files inside `folder`, with their paths.
+    public static func descriptors(inside folder: String) -> [(descriptor: Int32, path: String)] {
+        let prefix = (folder.hasSuffix("/") ? folder : folder + "/")
+        return all().filter { $0.path.hasPrefix(prefix) || $0.path == folder }
+    }
+
+    /// Every open descriptor with the path it names (descriptors without one are left out).
+    public static func all() -> [(descriptor: Int32, path: String)] {
+        #if os(Linux)
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+            return names.compactMap { name in
+                guard let descriptor = Int32(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name) else {
+                    return nil
+                }
+                return (descriptor, target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target)
+            }
+        #elseif canImport(Darwin)
+            var out: [(descriptor: Int32, path: String)] = []
+            var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
+            for descriptor in 0..<getdtablesize() where fcntl(descriptor, F_GETPATH, &buffer) != -1 {
+                out.append((descriptor, String(cString: buffer)))
+            }
+            return out
+        #else
+            return []
+        #endif
+    }
+
     /// Which of `paths` process `pid` has open, each with ` (locked)` when it also holds a lock
     /// on the file.
     public static func held(by pid: pid_t, among paths: Set<String>) -> [String] {
