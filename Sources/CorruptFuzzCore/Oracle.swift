@@ -167,12 +167,15 @@ public enum Normalize {
     ///
     /// A message that ends with ` [rule: NAME]` is judged by NAME alone: validators whose
     /// messages quote the document (a tag name, a value) name the broken rule that way, e.g.
-    /// `line 3: Premature end of data in tag time [rule: libxml2 error 77]`.
+    /// `line 3: Premature end of data in tag time [rule: XML_ERR_TAG_NOT_FINISHED]`. Otherwise
+    /// what the message quotes from the document is left out: text between single or double
+    /// quotes or angle brackets becomes `…` (`root: <nodes> is not <notes>` reads
+    /// `root: <…> is not <…>`), so one broken rule is one signature whatever value broke it.
     public static func message(_ text: String) -> String {
         if text.hasSuffix("]"), let range = text.ranges(of: " [rule: ").last {
             return String(text[range.upperBound...].dropLast().prefix(200))
         }
-        let bytes = Array(text.utf8.prefix(4096))
+        let bytes = withoutQuotedText(Array(text.utf8.prefix(4096)))
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         bytes.withUnsafeBufferPointer { buffer in normalizedBytes(of: buffer) { out.append($0) } }
@@ -237,6 +240,35 @@ public enum Normalize {
             }
             i = end
         }
+    }
+
+    /// `bytes` with the text between each pair of quotes (`'…'`, `"…"`) or angle brackets
+    /// (`<…>`) on one line replaced by `…`; an apostrophe without a partner, or inside a word,
+    /// stays.
+    static func withoutQuotedText(_ bytes: [UInt8]) -> [UInt8] {
+        let pairs: [UInt8: UInt8] = [UInt8(ascii: "'"): UInt8(ascii: "'"), UInt8(ascii: "\""): UInt8(ascii: "\""), UInt8(ascii: "<"): UInt8(ascii: ">")]
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            // An apostrophe inside a word (`document's`) opens nothing.
+            let inWord = byte == UInt8(ascii: "'") && i > 0 && isAlphanumeric(bytes[i - 1]) && i + 1 < bytes.count && isAlphanumeric(bytes[i + 1])
+            // The first closing character on the same line, with no other opening one before it
+            // (so a second pass finds the same pairs: the output normalizes to itself).
+            if let close = pairs[byte], !inWord,
+                let end = bytes[(i + 1)...].firstIndex(where: { $0 == close || $0 == 0x0A || $0 == byte }), bytes[end] == close
+            {
+                out.append(byte)
+                out += Array("…".utf8)
+                out.append(close)
+                i = end + 1
+                continue
+            }
+            out.append(byte)
+            i += 1
+        }
+        return out
     }
 
     @usableFromInline static func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }

@@ -93,7 +93,7 @@ public enum XMLReader {
         // libxml2's own limits (lifted by XML_PARSE_HUGE) are not rules of XML.
         let limit = ["XML_PARSE_HUGE", "huge text node", "length too long", "Huge input lookup"].contains { message.contains($0) }
         return XMLProblem(
-            line: Int(error.pointee.line), path: nil, message: message + " [rule: libxml2 error \(error.pointee.code)]", limitExceeded: limit)
+            line: Int(error.pointee.line), path: nil, message: message + " [rule: \(LibXML2ErrorNames.name(of: error.pointee.code))]", limitExceeded: limit)
     }
 
     static func element(_ node: xmlNodePtr) -> XMLTree.Element {

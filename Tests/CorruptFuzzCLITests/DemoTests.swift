@@ -45,7 +45,10 @@ struct DemoTests {
         let hardenedNotes = try #require(targets.first { $0["name"] as? String == "notes-loader-hardened" })
         #expect(kinds(of: naiveNotes).isSuperset(of: ["crash", "xxe", "silent-acceptance"]), "naive notes: \(kinds(of: naiveNotes))")
         #expect(!kinds(of: naiveNotes).isDisjoint(with: ["hang", "oom"]), "entity expansion: \(kinds(of: naiveNotes))")
-        let noteDetails = findings(of: naiveNotes).compactMap { $0["signature"] as? String }
+        // Signatures leave out what a message quotes; the detail keeps it.
+        let noteSignatures = findings(of: naiveNotes).compactMap { $0["signature"] as? String }
+        #expect(noteSignatures.contains { $0.contains("The attribute '…' is required but missing") }, "\(noteSignatures)")
+        let noteDetails = findings(of: naiveNotes).compactMap { $0["detail"] as? String }
         #expect(noteDetails.contains { $0.contains("The attribute 'id' is required but missing") }, "\(noteDetails)")
         #expect(findings(of: hardenedNotes).isEmpty, "hardened notes: \(findings(of: hardenedNotes))")
 
@@ -80,5 +83,40 @@ struct DemoTests {
                 #expect(FileManager.default.fileExists(atPath: path))
             }
         }
+        try replayEveryReproducer(targets)
     }
+
+    /// Every campaign finding's printed replay command, run as printed from the repository root,
+    /// must show the finding again: its kind and its signature. (Checks of versions, writers and
+    /// crash points replay by their own commands, which their own tests run.)
+    func replayEveryReproducer(_ targets: [[String: Any]]) throws {
+        var commands: [(command: String, expected: String)] = []
+        for target in targets {
+            for finding in findings(of: target) {
+                guard let command = finding["replay"] as? String, command.contains(" replay --target "),
+                    let kind = finding["kind"] as? String, let signature = finding["signature"] as? String
+                else { continue }
+                commands.append((command, "finding: \(kind): \(signature)"))
+            }
+        }
+        #expect(commands.count > 20, "\(commands.count) replay commands")
+        let results = LockedResults()
+        let all = commands
+        DispatchQueue.concurrentPerform(iterations: all.count) { index in
+            let (command, expected) = all[index]
+            let output = (try? shell(command))?.stdout ?? ""
+            if !output.contains(expected) { results.add("\(command)\n  expected \(expected)\n  got: \(output.prefix(600))") }
+        }
+        #expect(
+            results.all.isEmpty,
+            "\(results.all.count) of \(commands.count) reproducers did not replay to their finding:\n\(results.all.prefix(5).joined(separator: "\n"))")
+    }
+}
+
+/// Lines gathered from concurrent replays.
+private final class LockedResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func add(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
 }

@@ -121,4 +121,20 @@ struct OracleTests {
         #expect(Normalize.message("line 9: Premature end of data in tag gpx line 2 [rule: libxml2 error 77]") == "libxml2 error 77")
         #expect(Normalize.message("habits[2]: count 7") == "habits[#]: count #")
     }
+
+    @Test("what a message quotes from the document is left out of its signature: one broken rule, one signature")
+    func quotedText() {
+        #expect(Normalize.message("root: <nodes> is not <notes>") == Normalize.message("root: <GGGtes> is not <notes>"))
+        #expect(Normalize.message("root: <nodes> is not <notes>") == "root: <…> is not <…>")
+        #expect(
+            Normalize.message("/notes/@version: 'true' is not a positive integer") == Normalize.message("/notes/@version: '' is not a positive integer"))
+        #expect(
+            Normalize.message("Element 'notes', attribute 'vZrsion': The attribute 'vZrsion' is not allowed.")
+                == "Element '…', attribute '…': The attribute '…' is not allowed.")
+        #expect(Normalize.message(#"name "Alice" is too long"#) == #"name "…" is too long"#)
+        // An apostrophe in a word, or one without a partner on its line, stays.
+        #expect(Normalize.message("a notes document's 3 bytes") == "a notes document's # bytes")
+        #expect(Normalize.message("can't read 'x\n' here") == "can't read 'x\n' here")
+        #expect(Normalize.message("a < b and c") == "a < b and c")
+    }
 }

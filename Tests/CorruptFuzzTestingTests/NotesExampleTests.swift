@@ -32,7 +32,7 @@ struct NotesLoaderTests {
         #expect(report.kinds.contains(.hang) || report.kinds.contains(.oom), "billion laughs: \(signatures)")
         #expect(signatures.contains { $0.hasPrefix("xxe: read a local file") }, "\(signatures)")
         #expect(signatures.contains { $0.hasPrefix("xxe: fetched a URL") }, "\(signatures)")
-        #expect(signatures.contains { $0.contains("The attribute 'id' is required but missing") }, "\(signatures)")
+        #expect(signatures.contains { $0.contains("The attribute '…' is required but missing") }, "\(signatures)")
     }
 
     @Test("1,000 generated notes documents are valid, and the hardened loader reads every note of them")
