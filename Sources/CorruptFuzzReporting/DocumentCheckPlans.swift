@@ -21,13 +21,8 @@ public struct DocumentCheckSettings: Sendable {
     /// A loader: a command run once per file, or a worker.
     public func loader(_ line: String, name: String? = nil, fileExtension: String) throws(CorruptFuzzError) -> DocumentLoader {
         let command = try TargetCommand(line)
-        let executor: any Executor
-        if worker {
-            executor = try WorkerExecutor(
-                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: 1)
-        } else {
-            executor = try ProcessExecutor(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
-        }
+        let target: CampaignSpec.Target = worker ? .worker(command) : .command(command)
+        let executor = try target.executor(limits: limits, slots: 1, fileExtension: fileExtension)
         return DocumentLoader(name: name ?? command.name, command: line, executor: executor)
     }
 }

@@ -484,6 +484,13 @@ public final class Campaign: @unchecked Sendable {
                         input.bytes = candidate
                         guard let judged = try? judge.run(input, on: executor, slot: slot, confirmEveryHang: true) else { return nil }
                         guard judged.finding?.key == record.finding.key else { return false }
+                        // A reproducer must show its finding with a margin, or it replays as
+                        // another finding on a busier machine: a hang is confirmed by the judge;
+                        // anything else must finish within half the deadline (an entity bomb
+                        // accepted in 480 of 500 ms is a hang the next time).
+                        if record.finding.kind != .hang, judged.execution.microseconds > Int64(configuration.limits.timeoutMilliseconds) * 500 {
+                            return false
+                        }
                         lastExecution = judged.execution
                         return true
                     }

@@ -99,26 +99,20 @@ public struct CampaignSpec: Sendable {
         }
         let formatExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 }
         let fileExtension = self.fileExtension ?? formatExtension ?? Self.commonExtension(seedFiles)
-        let executor: any Executor
+        let executor = try target.executor(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
         let command: String
         let takesPath: Bool
         let defaultName: String
         switch target {
         case .command(let targetCommand):
-            executor = try ProcessExecutor(
-                command: targetCommand, limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
             command = targetCommand.line
             takesPath = targetCommand.takesPath
             defaultName = targetCommand.name
         case .worker(let targetCommand):
-            executor = try WorkerExecutor(
-                path: targetCommand.executablePath, arguments: targetCommand.words.dropFirst().filter { $0 != "@@" }, environment: [:],
-                limits: configuration.limits, slots: configuration.jobs)
             command = targetCommand.line
             takesPath = true
             defaultName = targetCommand.name
-        case .executor(let given, let line, let path):
-            executor = given
+        case .executor(_, let line, let path):
             command = line
             takesPath = path
             defaultName = line
@@ -135,5 +129,21 @@ public struct CampaignSpec: Sendable {
         var counts: [String: Int] = [:]
         for seed in seeds { counts[(seed.name as NSString).pathExtension, default: 0] += 1 }
         return counts.max { a, b in a.value < b.value || (a.value == b.value && a.key > b.key) }?.key ?? ""
+    }
+}
+
+extension CampaignSpec.Target {
+    /// The target's executor: the one place one is made for a command or a worker (a campaign,
+    /// a replay and the document checks all ask here).
+    public func executor(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws(CorruptFuzzError) -> any Executor {
+        switch self {
+        case .command(let command):
+            return try ProcessExecutor(command: command, limits: limits, slots: slots, fileExtension: fileExtension)
+        case .worker(let command):
+            return try WorkerExecutor(
+                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: slots)
+        case .executor(let given, _, _):
+            return given
+        }
     }
 }

@@ -22,7 +22,7 @@ public struct Replay: Sendable {
         target: TargetCommand, format: (any FuzzFormat)?, validator: TargetCommand?, limits: ProcessExecutor.Limits, files: [String]
     ) throws(CorruptFuzzError) {
         let fileExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 } ?? (files.first.map { ($0 as NSString).pathExtension } ?? "")
-        executor = try ProcessExecutor(command: target, limits: limits, slots: 1, fileExtension: fileExtension)
+        executor = try CampaignSpec.Target.command(target).executor(limits: limits, slots: 1, fileExtension: fileExtension)
         let appValidator: (any Validator)? = try validator.map { command throws(CorruptFuzzError) in
             try ExternalValidator(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
         }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The release demo, N times in a row, on a loaded machine: two `yes > /dev/null` run beside
+# each run (a two-core CI runner busy with something else). Prints, per run, its exit status,
+# time and load, and every target's findings; a correct (hardened) loader must have none.
+#   swift build -c release && bash Scripts/loaded-demo.sh [runs] [reports-folder]
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+runs="${1:-5}"
+out="${2:-$(mktemp -d)}"
+mkdir -p "$out"
+for i in $(seq 1 "$runs"); do
+    yes > /dev/null & y1=$!
+    yes > /dev/null & y2=$!
+    start=$(date +%s)
+    .build/release/corrupt-fuzz run --reports "$out/$i" > "$out/$i.log" 2>&1
+    status=$?
+    kill "$y1" "$y2"
+    echo "run $i: exit $status, $(( $(date +%s) - start )) s, load $(cut -d' ' -f1 /proc/loadavg)"
+    python3 - "$out/$i" <<'PY'
+import glob, json, sys
+summary = json.load(open(glob.glob(sys.argv[1] + "/*/summary.json")[0]))
+for target in summary["targets"]:
+    kinds = sorted({f["kind"] for f in target["findings"]})
+    print(f"  {target['name']}: {len(target['findings'])} findings {kinds} slowInputs={target.get('slowInputs', '-')}")
+PY
+done
+echo "reports: $out"
