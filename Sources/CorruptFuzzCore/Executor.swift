@@ -19,13 +19,15 @@ public protocol Executor: Sendable {
     /// (``hangConfirmationMilliseconds(for:)``), so that a loader slowed by a busy machine, or
     /// one whose crash report was still being written at the deadline, is not reported as a
     /// hang. An executor without deadlines (calls in this process) runs it as ``execute(_:slot:)``.
-    func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution
+    /// - Parameter margin: A multiple of that deadline (a minimizer asks for 2, so that what it
+    ///   keeps hangs well past what a replay's confirmation waits for).
+    func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution
 }
 
 extension Executor {
     public var batchSize: Int { slots * 4 }
     public var stability: Stability? { nil }
-    public func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution { try execute(input, slot: slot) }
+    public func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution { try execute(input, slot: slot) }
 }
 
 /// The deadline of a hang's confirmation run: three times the first deadline, and at least two

@@ -295,7 +295,14 @@ public final class Campaign: @unchecked Sendable {
                     )
                 }
             }
-            if let finding = outcome.finding {
+            var finding = outcome.finding
+            if let found = finding, found.kind == .xxe, records[found.key] == nil, executor.slots > 1 {
+                // The listener cannot tell which slot fetched a URL: a new `xxe` finding is run
+                // again now, with no other slot running, and kept only if it shows again.
+                let again = try? judge.run(input, on: executor, slot: 0)
+                if again?.finding?.key != found.key { finding = nil }
+            }
+            if let finding {
                 if let index = records[finding.key] {
                     result.findings[index].hits += 1
                 } else {
@@ -467,11 +474,25 @@ public final class Campaign: @unchecked Sendable {
         let slots = executor.slots
         let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
         let overall = ContinuousClock.now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000))
-        // Kinds in order of severity (crash first), then in the order found.
-        let order = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
+        // Kinds in order of severity (crash first), then in the order found. An `xxe` finding is
+        // minimized alone, after the others: the listener cannot tell which process fetched a
+        // URL, so with other slots running a candidate could be credited with another's fetch.
+        let sorted = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
+        let concurrent = sorted.filter { findings[$0].finding.kind != .xxe }
+        let alone = sorted.filter { findings[$0].finding.kind == .xxe }
+        minimize(&findings, concurrent, slots: slots, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
+        minimize(&findings, alone, slots: 1, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
+    }
+
+    /// Minimizes the findings at `order`, `slots` at a time.
+    private func minimize(
+        _ findings: inout [FindingRecord], _ order: [Int], slots: Int, minimizer: Minimizer, overall: ContinuousClock.Instant,
+        shouldStop: @Sendable () -> Bool
+    ) {
+        guard !order.isEmpty else { return }
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
+            DispatchQueue.concurrentPerform(iterations: min(slots, order.count)) { slot in
                 for index in stride(from: slot, to: order.count, by: slots).map({ order[$0] }) {
                     var record = records[index]
                     let original = record.finding.input
@@ -482,7 +503,7 @@ public final class Campaign: @unchecked Sendable {
                         if shouldStop() || ContinuousClock.now > deadline { return nil }
                         var input = original
                         input.bytes = candidate
-                        guard let judged = try? judge.run(input, on: executor, slot: slot, confirmEveryHang: true) else { return nil }
+                        guard let judged = try? judge.run(input, on: executor, slot: slot, confirmEveryHang: true, hangMargin: 2) else { return nil }
                         guard judged.finding?.key == record.finding.key else { return false }
                         // A reproducer must show its finding with a margin, or it replays as
                         // another finding on a busier machine: a hang is confirmed by the judge;

@@ -68,15 +68,21 @@ public final class Judge: Sendable {
     /// with a longer deadline (``Executor/confirmHang(_:slot:)``). Only if it misses that one too
     /// is it a hang; otherwise what the second run did is judged (a crash whose report was slow
     /// to come is a crash) and the input is counted as slow.
-    /// - Parameter confirmEveryHang: Confirm a suspected hang even after one was confirmed (a
-    ///   minimizer must, so that a minimized hang is one).
-    public func run(_ input: TestInput, on executor: any Executor, slot: Int = 0, confirmEveryHang: Bool = false) throws(CorruptFuzzError) -> Judgement {
+    /// - Parameters:
+    ///   - confirmEveryHang: Confirm a suspected hang even after one was confirmed (a minimizer
+    ///     must, so that a minimized hang is one).
+    ///   - hangMargin: A multiple of the confirmation's deadline (a minimizer asks for 2: left
+    ///     alone it would shrink a hang to the input that just misses the confirmation, which a
+    ///     replay on a quieter machine then finishes in time).
+    public func run(
+        _ input: TestInput, on executor: any Executor, slot: Int = 0, confirmEveryHang: Bool = false, hangMargin: Int = 1
+    ) throws(CorruptFuzzError) -> Judgement {
         let before = trapsHost?.requestCounts()
         var execution = try executor.execute(input, slot: slot)
         guard case .hung(let first) = execution.outcome, confirmEveryHang || !confirmedHang.value else {
             return judge(input, execution: execution, slot: slot, requestsBefore: before)
         }
-        let again = try executor.confirmHang(input, slot: slot)
+        let again = try executor.confirmHang(input, slot: slot, margin: hangMargin)
         guard case .hung(let second) = again.outcome else {
             var judged = judge(input, execution: again, slot: slot, requestsBefore: before)
             judged.slow = true

@@ -162,9 +162,9 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     }
 
     /// Runs `input` again with the confirmation deadline (every run is a fresh process).
-    public func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+    public func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
         var longer = limits
-        longer.timeoutMilliseconds = hangConfirmationMilliseconds(for: limits.timeoutMilliseconds)
+        longer.timeoutMilliseconds = hangConfirmationMilliseconds(for: limits.timeoutMilliseconds) * max(1, margin)
         return try execute(input, slot: slot, limits: longer)
     }
 

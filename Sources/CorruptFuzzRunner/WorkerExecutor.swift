@@ -133,9 +133,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     /// Runs `input` again in a fresh worker with the confirmation deadline.
-    public func confirmHang(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+    public func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
         stop(slot)
-        return try run(input, slot: slot, timeoutMilliseconds: hangConfirmationMilliseconds(for: limits.timeoutMilliseconds))
+        return try run(input, slot: slot, timeoutMilliseconds: hangConfirmationMilliseconds(for: limits.timeoutMilliseconds) * max(1, margin))
     }
 
     private func run(_ input: TestInput, slot: Int, timeoutMilliseconds: Int? = nil) throws(CorruptFuzzError) -> Execution {
