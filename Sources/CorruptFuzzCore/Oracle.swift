@@ -246,7 +246,14 @@ public enum Normalize {
     /// (`<…>`) on one line replaced by `…`; an apostrophe without a partner, or inside a word,
     /// stays.
     static func withoutQuotedText(_ bytes: [UInt8]) -> [UInt8] {
-        let pairs: [UInt8: UInt8] = [UInt8(ascii: "'"): UInt8(ascii: "'"), UInt8(ascii: "\""): UInt8(ascii: "\""), UInt8(ascii: "<"): UInt8(ascii: ">")]
+        // The closing character of each opening one (no table built per message).
+        func closing(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""): byte
+            case UInt8(ascii: "<"): UInt8(ascii: ">")
+            default: nil
+            }
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
@@ -256,7 +263,7 @@ public enum Normalize {
             let inWord = byte == UInt8(ascii: "'") && i > 0 && isAlphanumeric(bytes[i - 1]) && i + 1 < bytes.count && isAlphanumeric(bytes[i + 1])
             // The first closing character on the same line, with no other opening one before it
             // (so a second pass finds the same pairs: the output normalizes to itself).
-            if let close = pairs[byte], !inWord,
+            if let close = closing(byte), !inWord,
                 let end = bytes[(i + 1)...].firstIndex(where: { $0 == close || $0 == 0x0A || $0 == byte }), bytes[end] == close
             {
                 out.append(byte)
