@@ -113,18 +113,18 @@ public final class LibFuzzerBridge: Sendable {
     /// Runs the loader on `bytes` and judges what it did, as a campaign does.
     /// - Returns: The finding, or nil when the loader behaved.
     public func check(_ bytes: [UInt8]) -> Finding? {
-        let before = judge.requestCounts()
         let input = TestInput(bytes: bytes, mutations: ["libfuzzer"], seedName: name)
+        let watch = judge.watch(input)
         let outcome: Outcome
         do {
-            let value = try load(bytes)
+            let value = try load(watch.input.bytes ?? bytes)
             outcome = .accepted(digest: String(String(describing: value).prefix(4096)))
         } catch {
             outcome = .rejected(reason: CorruptFuzzWorker.reasonWord(of: error).map { Reason($0) }, exitCode: 1, message: String(describing: error))
         }
         var stdout: [UInt8] = []
         if case .accepted(let digest) = outcome { stdout = Array(digest.utf8) }
-        return judge.judge(input, execution: Execution(outcome: outcome, stdout: stdout), requestsBefore: before).finding
+        return judge.judge(input, execution: Execution(outcome: outcome, stdout: stdout), watch: watch).finding
     }
 
     /// Whether `finding` is one to trap: its kind is trapped and it is not known.

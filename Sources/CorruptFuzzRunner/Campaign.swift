@@ -295,14 +295,7 @@ public final class Campaign: @unchecked Sendable {
                     )
                 }
             }
-            var finding = outcome.finding
-            if let found = finding, found.kind == .xxe, records[found.key] == nil, executor.slots > 1 {
-                // The listener cannot tell which slot fetched a URL: a new `xxe` finding is run
-                // again now, with no other slot running, and kept only if it shows again.
-                let again = try? judge.run(input, on: executor, slot: 0)
-                if again?.finding?.key != found.key { finding = nil }
-            }
-            if let finding {
+            if let finding = outcome.finding {
                 if let index = records[finding.key] {
                     result.findings[index].hits += 1
                 } else {
@@ -474,14 +467,9 @@ public final class Campaign: @unchecked Sendable {
         let slots = executor.slots
         let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
         let overall = ContinuousClock.now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000))
-        // Kinds in order of severity (crash first), then in the order found. An `xxe` finding is
-        // minimized alone, after the others: the listener cannot tell which process fetched a
-        // URL, so with other slots running a candidate could be credited with another's fetch.
+        // Kinds in order of severity (crash first), then in the order found.
         let sorted = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
-        let concurrent = sorted.filter { findings[$0].finding.kind != .xxe }
-        let alone = sorted.filter { findings[$0].finding.kind == .xxe }
-        minimize(&findings, concurrent, slots: slots, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
-        minimize(&findings, alone, slots: 1, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
+        minimize(&findings, sorted, slots: slots, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
     }
 
     /// Minimizes the findings at `order`, `slots` at a time.

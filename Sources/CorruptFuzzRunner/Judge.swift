@@ -77,40 +77,51 @@ public final class Judge: Sendable {
     public func run(
         _ input: TestInput, on executor: any Executor, slot: Int = 0, confirmEveryHang: Bool = false, hangMargin: Int = 1
     ) throws(CorruptFuzzError) -> Judgement {
-        let before = trapsHost?.requestCounts()
-        var execution = try executor.execute(input, slot: slot)
+        let watch = self.watch(input)
+        var execution = try executor.execute(watch.input, slot: slot)
         guard case .hung(let first) = execution.outcome, confirmEveryHang || !confirmedHang.value else {
-            return judge(input, execution: execution, slot: slot, requestsBefore: before)
+            return judge(input, execution: execution, slot: slot, watch: watch)
         }
-        let again = try executor.confirmHang(input, slot: slot, margin: hangMargin)
+        let again = try executor.confirmHang(watch.input, slot: slot, margin: hangMargin)
         guard case .hung(let second) = again.outcome else {
-            var judged = judge(input, execution: again, slot: slot, requestsBefore: before)
+            var judged = judge(input, execution: again, slot: slot, watch: watch)
             judged.slow = true
             return judged
         }
         confirmedHang.set(true)
         execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
-        var judged = judge(input, execution: execution, slot: slot, requestsBefore: before)
+        var judged = judge(input, execution: execution, slot: slot, watch: watch)
         if second != first { judged.finding?.detail += ", nor within \(second) ms when run again in a fresh process" }
         return judged
     }
 
+    /// One run of an input, watched by the listener: ``input`` is what to run, with the
+    /// listener's URLs stamped for this run alone (``OutsideTrapsHost/stamp(_:)``), so that only
+    /// a request this run made is credited to it.
+    public struct Watch: Sendable {
+        /// The input to run (the one given, when it names no URL of the listener).
+        public let input: TestInput
+        let stamp: OutsideTrapsHost.Stamp?
+    }
+
+    /// Prepares one run of `input` (see ``Watch``).
+    public func watch(_ input: TestInput) -> Watch {
+        guard let trapsHost, let bytes = input.bytes, let stamp = trapsHost.stamp(bytes) else { return Watch(input: input, stamp: nil) }
+        var stamped = input
+        stamped.bytes = stamp.bytes
+        return Watch(input: stamped, stamp: stamp)
+    }
+
     /// Judges an execution of `input` that ran in `slot`, asking the validator only when the
     /// oracle needs its verdict.
-    /// - Parameter requestsBefore: The listener's request counts before the input ran
-    ///   (``requestCounts()``): a request since then counts when the input names its URL (another
-    ///   slot's input may have caused it otherwise).
-    public func judge(_ input: TestInput, execution: Execution, slot: Int = 0, requestsBefore: [String: Int]? = nil) -> Judgement {
+    /// - Parameter watch: How the run was prepared (``watch(_:)``): the requests it made to the
+    ///   listener count. Without it, none do.
+    public func judge(_ input: TestInput, execution: Execution, slot: Int = 0, watch: Watch? = nil) -> Judgement {
         var verdict: Verdict?
         if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
             verdict = verdicts.isEmpty ? validator.validate(input.bytes) : verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }
         }
-        var fetched: [String] = []
-        if let trapsHost, let requestsBefore, let bytes = input.bytes {
-            fetched = OutsideTrapsHost.fetched(before: requestsBefore, after: trapsHost.requestCounts()).filter { url in
-                Oracle.occurs(Array(url.utf8), in: bytes)
-            }
-        }
+        let fetched = watch?.stamp.flatMap { trapsHost?.requests(of: $0) } ?? []
         let finding = oracle.judge(input, execution: execution, verdict: verdict, fetched: fetched)
         return Judgement(execution: execution, verdict: verdict, finding: finding)
     }
@@ -120,9 +131,6 @@ public final class Judge: Sendable {
     public func judge(_ input: TestInput, execution: Execution, label: Verdict?) -> Finding? {
         oracle.judge(input, execution: execution, verdict: label)
     }
-
-    /// The listener's request counts so far (nil without traps).
-    public func requestCounts() -> [String: Int]? { trapsHost?.requestCounts() }
 
     /// `finding`'s detail with the format's own verdict on its input, when the app's validator
     /// labelled it (once per distinct finding, not per hit).

@@ -15,8 +15,13 @@ public final class OutsideTrapsHost: @unchecked Sendable {
     private let listener: Int32
     /// `http://127.0.0.1:PORT`, when listening.
     private let origin: String?
+    /// The trap folder's name, `corrupt-fuzz-traps-` and 13 letters or digits: the URLs name it,
+    /// and each run's stamp puts a name of the same length in its place.
+    private let id: String
     private let lock = NSLock()
-    private var requests: [String: Int] = [:]
+    /// The URLs requested, by the run folder they name ("" for none).
+    private var requests: [String: [String]] = [:]
+    private var runs: UInt64 = 0
     private var stopped = false
 
     /// Writes the canary and starts the listener (the traps have no URLs if it cannot start).
@@ -25,7 +30,8 @@ public final class OutsideTrapsHost: @unchecked Sendable {
         let token = "corrupt-fuzz-canary-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         // The folder's name and the URLs must not hold the token: documents name them, and a
         // token the input holds does not count as a leak.
-        let id = "corrupt-fuzz-traps-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let id = String(decoding: Self.marker, as: UTF8.self) + Self.padded(UInt64.random(in: 0...UInt64.max))
+        self.id = id
         folder = FileManager.default.temporaryDirectory.appendingPathComponent(id)
         let canary = folder.appendingPathComponent("secret.txt")
         do {
@@ -69,6 +75,83 @@ public final class OutsideTrapsHost: @unchecked Sendable {
 
     /// What every trap folder's name starts with.
     static let marker = Array("corrupt-fuzz-traps-".utf8)
+
+    /// `number` in base 36, 13 digits (a UInt64 never needs more).
+    private static func padded(_ number: UInt64) -> String {
+        let digits = String(number, radix: 36)
+        return String(repeating: "0", count: 13 - digits.count) + digits
+    }
+
+    /// One run's view of the listener: the bytes to run, in which every URL of this listener
+    /// names a folder of this run's own. A request is this run's only if it names that folder:
+    /// one that arrives late from a process that was killed, or from another slot, is not.
+    public struct Stamp: Sendable {
+        /// The bytes to run.
+        public let bytes: [UInt8]
+        /// The run's folder name.
+        let name: String
+        /// Whether the bytes named the listener's folder (else the run's folder was put after
+        /// the bare origin).
+        let namedFolder: Bool
+    }
+
+    /// `bytes` stamped for one run, or nil when they name no URL of this listener.
+    ///
+    /// A URL of the listener's folder gets the run's folder name in its place, of the same
+    /// length, so the document parses as the saved one does; a URL of the bare origin
+    /// (`http://127.0.0.1:PORT/x`, which a minimizer may leave) gets the run's folder put in.
+    public func stamp(_ bytes: [UInt8]) -> Stamp? {
+        guard let origin, Oracle.occurs(Self.loopback, in: bytes) else { return nil }
+        let originBytes = Array(origin.utf8)
+        guard Oracle.occurs(originBytes, in: bytes) else { return nil }
+        lock.lock()
+        runs += 1
+        let run = runs
+        lock.unlock()
+        // `r` then 12 digits: never the listener's folder, which has 13 random digits.
+        let name = String(decoding: Self.marker, as: UTF8.self) + "r" + String(Self.padded(run).suffix(12))
+        let folder = Array(("/" + id).utf8)
+        let stamped = Array(("/" + name).utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + stamped.count)
+        var namedFolder = false
+        var i = 0
+        while i < bytes.count {
+            let end = i + originBytes.count
+            guard bytes[i] == originBytes[0], end <= bytes.count, bytes[i..<end].elementsEqual(originBytes),
+                end == bytes.count || !(0x30...0x39).contains(bytes[end])
+            else {
+                out.append(bytes[i])
+                i += 1
+                continue
+            }
+            out += originBytes
+            out += stamped
+            i = end
+            if end + folder.count <= bytes.count, bytes[end..<(end + folder.count)].elementsEqual(folder) {
+                i += folder.count
+                namedFolder = true
+            }
+        }
+        return Stamp(bytes: out, name: name, namedFolder: namedFolder)
+    }
+
+    /// The URLs requested by the run `stamp` was made for, as the document named them: each is
+    /// reported once.
+    public func requests(of stamp: Stamp) -> [String] {
+        lock.lock()
+        let urls = requests.removeValue(forKey: stamp.name) ?? []
+        lock.unlock()
+        return urls.map { $0.replacingOccurrences(of: "/" + stamp.name, with: stamp.namedFolder ? "/" + id : "") }
+    }
+
+    /// The run folder a request's path names (``Stamp``), or "" when it names none.
+    static func runName(in path: Substring) -> String {
+        let prefix = String(decoding: marker, as: UTF8.self) + "r"
+        guard let range = path.range(of: prefix) else { return "" }
+        let name = path[range.lowerBound...].prefix(prefix.count + 12)
+        return name.count == prefix.count + 12 ? String(name) : ""
+    }
 
     /// Whether `bytes` name a trap of some run (a saved reproducer of an `xxe` finding does):
     /// a trap folder, or a URL on the loopback interface.
@@ -136,16 +219,11 @@ public final class OutsideTrapsHost: @unchecked Sendable {
         return out
     }
 
-    /// How many times each trap URL has been requested so far.
-    public func requestCounts() -> [String: Int] {
+    /// The URLs requested that name no run's folder (``Stamp``), in order; read once.
+    public func unstampedRequests() -> [String] {
         lock.lock()
         defer { lock.unlock() }
-        return requests
-    }
-
-    /// The trap URLs requested between two ``requestCounts()`` snapshots.
-    public static func fetched(before: [String: Int], after: [String: Int]) -> [String] {
-        after.filter { $0.value > before[$0.key, default: 0] }.map(\.key).sorted()
+        return requests.removeValue(forKey: "") ?? []
     }
 
     private static func listen() -> Int32 {
@@ -206,9 +284,12 @@ public final class OutsideTrapsHost: @unchecked Sendable {
             let line = String(decoding: request.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
             let parts = line.split(separator: " ")
             if parts.count >= 2, let origin {
-                let url = origin + parts[1]
+                let path = parts[1]
+                let run = Self.runName(in: path)
                 lock.lock()
-                requests[url, default: 0] += 1
+                // Bounded: the requests of runs nobody asks about (killed ones) are dropped.
+                if requests.count > 4096 { requests.removeAll() }
+                requests[run, default: []].append(origin + path)
                 lock.unlock()
             }
             let answer = Array("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)

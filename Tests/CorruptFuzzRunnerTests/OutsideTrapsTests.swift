@@ -27,16 +27,37 @@ struct OutsideTrapsTests {
         return String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
     }
 
-    @Test("the canary holds its token; a request to the listener is counted by URL and answered 404; stop removes the canary")
+    @Test("the canary holds its token; a request to the listener is answered 404 and credited to the run whose stamp it names; stop removes the canary")
     func listener() throws {
         let host = try OutsideTrapsHost()
         let traps = host.traps
         #expect(try String(contentsOfFile: traps.canaryPath, encoding: .utf8) == traps.canaryToken)
-        let dtd = try #require(traps.dtdURL.flatMap(URL.init(string:)))
-        let before = host.requestCounts()
-        let answer = get(port: UInt16(try #require(dtd.port)), path: dtd.path)
+        let dtdURL = try #require(traps.dtdURL)
+        let document = Array(#"<!DOCTYPE notes SYSTEM "\#(dtdURL)"><notes/>"#.utf8)
+        let first = try #require(host.stamp(document))
+        let second = try #require(host.stamp(document))
+        #expect(first.bytes.count == document.count && second.bytes.count == document.count)
+        #expect(first.bytes != document && first.bytes != second.bytes)
+        #expect(host.stamp(Array("<notes/>".utf8)) == nil)
+        // The second run fetches its DTD; the first run asked nothing.
+        let stampedText = String(decoding: second.bytes, as: UTF8.self)
+        let stamped = try #require(stampedText.split(separator: "\"").dropFirst().first.flatMap { URL(string: String($0)) })
+        let answer = get(port: UInt16(try #require(stamped.port)), path: stamped.path)
         #expect(answer.hasPrefix("HTTP/1.0 404"), "\(answer)")
-        #expect(OutsideTrapsHost.fetched(before: before, after: host.requestCounts()) == [dtd.absoluteString])
+        #expect(host.requests(of: first).isEmpty)
+        #expect(host.requests(of: second) == [dtdURL])
+        #expect(host.requests(of: second).isEmpty, "a request is credited once")
+        // A bare origin gets the run's folder put in, and the URL is reported as the document has it.
+        let origin = "http://127.0.0.1:\(try #require(URL(string: dtdURL)?.port))"
+        let bare = try #require(host.stamp(Array(#"<!DOCTYPE n SYSTEM "\#(origin)/x.dtd">"#.utf8)))
+        let bareURL = try #require(String(decoding: bare.bytes, as: UTF8.self).split(separator: "\"").dropFirst().first.flatMap { URL(string: String($0)) })
+        #expect(bareURL.path.hasSuffix("/x.dtd") && bareURL.path.count > "/x.dtd".count)
+        _ = get(port: UInt16(try #require(bareURL.port)), path: bareURL.path)
+        #expect(host.requests(of: bare) == [origin + "/x.dtd"])
+        // A request naming the listener's own folder is no run's.
+        let dtd = try #require(URL(string: dtdURL))
+        _ = get(port: UInt16(try #require(dtd.port)), path: dtd.path)
+        #expect(host.unstampedRequests() == [dtdURL])
         host.stop()
         #expect(!FileManager.default.fileExists(atPath: traps.canaryPath))
     }
