@@ -50,6 +50,9 @@ public enum BundledDemo {
         return examples
     }
 
+    /// How many campaigns the demo runs in this build (they share a `--duration` equally).
+    public static var campaignCount: Int { examples.count }
+
     /// What this build of the demo cannot run, a line each (printed before it starts).
     public static var skipped: [String] {
         var lines: [String] = []
@@ -80,15 +83,21 @@ public enum BundledDemo {
     /// Seconds each example gets when the user gave no limit, so the demo takes about a minute.
     static let secondsPerExample = 15.0
 
-    /// The demo's checks: its campaigns (each `secondsPerExample` unless `durationGiven`), then
-    /// its version, writer and crash-point checks.
+    /// The demo's checks: its campaigns (each `secondsPerExample`, or an equal part of the
+    /// duration given), then its version, writer and crash-point checks.
     public static func checks(configuration: FuzzConfiguration, durationGiven: Bool) throws(CorruptFuzzError) -> [Session.Check] {
         try plans(configuration: configuration, durationGiven: durationGiven).map { .campaign($0) } + documentChecks(configuration: configuration)
     }
 
     static func plans(configuration: FuzzConfiguration, durationGiven: Bool) throws(CorruptFuzzError) -> [CampaignCheck] {
         var configuration = configuration
-        if !durationGiven { configuration.maxSeconds = secondsPerExample }
+        if !durationGiven {
+            configuration.maxSeconds = secondsPerExample
+        } else if let total = configuration.maxSeconds {
+            configuration.maxSeconds = total / Double(max(1, examples.count))
+        }
+        // Each campaign's time counts from its own start.
+        configuration.startedAt = nil
         // Short deadlines keep hangs cheap; the naive loader's hangs run for minutes anyway.
         configuration.limits.timeoutMilliseconds = min(configuration.limits.timeoutMilliseconds, 500)
         configuration.minimizeMaxSeconds = 5

@@ -106,6 +106,9 @@
         public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
             xml.catalogue(of: bytes, context: context) + versionCatalogue(of: bytes)
         }
+        public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
+            xml.catalogueEntries(of: bytes, context: context) + versionCatalogue(of: bytes).map(CatalogueEntry.init)
+        }
         public func mutate(_ bytes: [UInt8], using rng: inout FuzzRNG) -> StructuredMutation? { xml.mutate(bytes, using: &rng) }
 
         /// The version made future (`unsupported-version`), 0, negative, not a number and missing

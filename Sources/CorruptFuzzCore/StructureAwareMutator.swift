@@ -13,6 +13,42 @@ public struct StructuredMutation: Sendable, Hashable {
     }
 }
 
+/// One entry of a format's catalogue, made when it is due. A campaign holds the recipe of every
+/// entry and the bytes of one at a time: a hostile XML catalogue is over 100 MB for each seed,
+/// and built at once it held a campaign of 20 seeds for half a minute before its first input.
+public struct CatalogueEntry: Sendable {
+    /// `billion-laughs`, `count=-1 habits[0].num_dates`.
+    public var name: String
+    public var expectation: Expectation?
+    /// A length the bytes are known to reach before they are made: an entry whose minimum is
+    /// over the campaign's cap is skipped unmade.
+    public var minimumLength: Int
+    /// Names the bytes without making them, when they do not depend on all of the seed
+    /// (`huge-text <notes>`): of entries with the same identity only the first is made.
+    public var identity: String?
+    private let make: @Sendable () -> [UInt8]
+
+    /// An entry made by `make` when it is due.
+    public init(
+        name: String, expectation: Expectation? = nil, minimumLength: Int = 0, identity: String? = nil, make: @escaping @Sendable () -> [UInt8]
+    ) {
+        self.name = name
+        self.expectation = expectation
+        self.minimumLength = minimumLength
+        self.identity = identity
+        self.make = make
+    }
+
+    /// An entry already made.
+    public init(_ mutation: StructuredMutation) {
+        let bytes = mutation.bytes
+        self.init(name: mutation.name, expectation: mutation.expectation, minimumLength: bytes.count) { bytes }
+    }
+
+    /// The entry, made.
+    public func mutation() -> StructuredMutation { StructuredMutation(bytes: make(), name: name, expectation: expectation) }
+}
+
 /// What a format knows that byte flips do not: how to make valid files and how to corrupt them
 /// where it matters. The campaign runs its catalogue for every seed, then mixes its random
 /// mutations with byte-level havoc.
@@ -21,6 +57,10 @@ public protocol StructureAwareMutator: Sendable {
     /// boundary, future versions, wrong checksums…). The context carries the campaign's traps
     /// for documents that reach outside themselves, and the largest input worth building.
     func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation]
+    /// The catalogue as entries made when they are due (what a campaign runs). Without an
+    /// answer of its own a mutator's ``catalogue(of:context:)`` is made at once: a format whose
+    /// catalogue is large (documents of megabytes, thousands of entries) gives its own.
+    func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry]
     /// Whether the catalogue uses ``OutsideTraps``: the campaign then sets them up.
     var usesOutsideTraps: Bool { get }
     /// One random corruption of `bytes`, or nil when they are not structured enough to parse.
@@ -41,6 +81,9 @@ public protocol StructureAwareMutator: Sendable {
 extension StructureAwareMutator {
     public func shrinkCandidates(of bytes: [UInt8]) -> [[UInt8]] { [] }
     public func canMutate(_ bytes: [UInt8]) -> Bool { true }
+    public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
+        catalogue(of: bytes, context: context).map(CatalogueEntry.init)
+    }
     /// The catalogue without traps or size cap.
     public func catalogue(of bytes: [UInt8]) -> [StructuredMutation] { catalogue(of: bytes, context: CatalogueContext()) }
     public var usesOutsideTraps: Bool { false }

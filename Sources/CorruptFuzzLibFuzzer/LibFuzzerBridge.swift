@@ -219,8 +219,12 @@ public final class LibFuzzerBridge: Sendable {
         let roll = rng.below(32)
         if roll == 0 {
             let context = CatalogueContext(traps: judge.traps, maxInputLength: maxSize)
-            let catalogue = mutator.catalogue(of: bytes, context: context).filter { $0.bytes.count <= maxSize }
-            if !catalogue.isEmpty { return catalogue[rng.below(catalogue.count)].bytes }
+            // One entry, made: the others are not built.
+            let entries = mutator.catalogueEntries(of: bytes, context: context).filter { $0.minimumLength <= maxSize }
+            if !entries.isEmpty {
+                let made = entries[rng.below(entries.count)].mutation().bytes
+                if made.count <= maxSize { return made }
+            }
         }
         if roll < 16, let mutation = mutator.mutate(bytes, using: &rng) {
             return mutation.bytes.count <= maxSize ? mutation.bytes : nil

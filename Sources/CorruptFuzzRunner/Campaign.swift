@@ -249,8 +249,14 @@ public final class Campaign: @unchecked Sendable {
         var records: [FindingKey: Int] = [:]
         var behaviours: Set<Int> = []
         var normalized = NormalizedMessages()
-        let start = ContinuousClock.now
+        let start = configuration.startedAt ?? ContinuousClock.now
         let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
+        // The whole campaign ends by `end`; with a finding, fuzzing leaves minimization its share
+        // and the report a moment.
+        let end = maxSeconds.map { start + .milliseconds(Int($0 * 1000)) }
+        let minimizeShare: Duration =
+            configuration.minimize ? .milliseconds(Int(min(configuration.minimizeTotalSeconds, (maxSeconds ?? 0) / 5) * 1000)) : .zero
+        let reportMargin: Duration = .milliseconds(Int(min(1, (maxSeconds ?? 0) / 50) * 1000))
         let batchSize = max(1, executor.batchSize)
         var seedsRejected = 0
         var seedsRun = 0
@@ -327,7 +333,10 @@ public final class Campaign: @unchecked Sendable {
             }
             if shouldStop() { result.stopReason = .interrupted; break }
             if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = .runs; break }
-            if let maxSeconds, elapsed() >= maxSeconds { result.stopReason = .duration; break }
+            if let end, ContinuousClock.now >= end - (result.findings.isEmpty ? .zero : minimizeShare + reportMargin) {
+                result.stopReason = .duration
+                break
+            }
             let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
             var failure: CorruptFuzzError?
             if executor.slots == 1 {
@@ -375,7 +384,7 @@ public final class Campaign: @unchecked Sendable {
 
         if configuration.minimize, !result.findings.isEmpty, result.toolError == nil {
             report("minimizing")
-            minimize(&result.findings, shouldStop: shouldStop)
+            minimize(&result.findings, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
         result.stability = executor.stability
@@ -463,10 +472,11 @@ public final class Campaign: @unchecked Sendable {
 
     // MARK: - Minimization
 
-    private func minimize(_ findings: inout [FindingRecord], shouldStop: @Sendable () -> Bool) {
+    /// - Parameter end: When the campaign's time is up, if it has a duration.
+    private func minimize(_ findings: inout [FindingRecord], until end: ContinuousClock.Instant?, shouldStop: @Sendable () -> Bool) {
         let slots = executor.slots
         let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
-        let overall = ContinuousClock.now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000))
+        let overall = min(end ?? .now + .seconds(86400), .now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000)))
         // Kinds in order of severity (crash first), then in the order found.
         let sorted = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
         minimize(&findings, sorted, slots: slots, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
@@ -487,11 +497,19 @@ public final class Campaign: @unchecked Sendable {
                     guard let bytes = original.bytes, !bytes.isEmpty, ContinuousClock.now < overall else { continue }
                     let deadline = min(overall, ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
                     var lastExecution: Execution?
+                    // A test of a hang costs the deadline and a confirmation at twice its own; no
+                    // test starts that could end after `deadline`. Another finding's candidate
+                    // that hangs is not confirmed: it is not that finding either way.
+                    let timeout = configuration.limits.timeoutMilliseconds
+                    let isHang = record.finding.kind == .hang
+                    let worstCase = Duration.milliseconds(isHang ? timeout + 2 * hangConfirmationMilliseconds(for: timeout) : timeout)
                     let outcome = minimizer.minimize(bytes, structure: mutator.map { s in { s.shrinkCandidates(of: $0) } }) { candidate in
-                        if shouldStop() || ContinuousClock.now > deadline { return nil }
+                        if shouldStop() || ContinuousClock.now + worstCase > deadline { return nil }
                         var input = original
                         input.bytes = candidate
-                        guard let judged = try? judge.run(input, on: executor, slot: slot, confirmEveryHang: true, hangMargin: 2) else { return nil }
+                        guard let judged = try? judge.run(input, on: executor, slot: slot, confirming: isHang ? .every : .none, hangMargin: 2) else {
+                            return nil
+                        }
                         guard judged.finding?.key == record.finding.key else { return false }
                         // A reproducer must show its finding with a margin, or it replays as
                         // another finding on a busier machine: a hang is confirmed by the judge;

@@ -7,8 +7,14 @@ public struct FuzzConfiguration: Sendable {
     public var seed: UInt64 = 0
     /// Stop after this many executions (nil: no limit).
     public var maxRuns: Int?
-    /// Stop after this many seconds (nil: no limit). With neither limit, 60 seconds.
+    /// The campaign's whole wall time in seconds, from ``startedAt``: fuzzing, minimization and
+    /// what the caller does after within it (nil: no limit). With neither limit, 60 seconds.
+    /// Once there is a finding, fuzzing stops early enough to leave minimization its share: a
+    /// fifth of the time, at most ``minimizeTotalSeconds``.
     public var maxSeconds: Double?
+    /// When ``maxSeconds`` started to count: when the command started, so that its setup counts
+    /// (nil: when the campaign starts).
+    public var startedAt: ContinuousClock.Instant?
     /// Parallel executions; defaults to the number of processor cores.
     public var jobs: Int = System.coreCount
     /// Limits for each execution of the target.
@@ -28,8 +34,9 @@ public struct FuzzConfiguration: Sendable {
     public var minimizeMaxTests = 400
     /// The most seconds spent minimizing one finding.
     public var minimizeMaxSeconds: Double = 10
-    /// The most seconds spent minimizing all findings; crashes, hangs and memory blow-ups go
-    /// first, and findings left when it runs out are reported as found.
+    /// The most seconds spent minimizing all findings (within ``maxSeconds`` when it is set);
+    /// crashes, hangs and memory blow-ups go first, and findings left when it runs out are
+    /// reported as found.
     public var minimizeTotalSeconds: Double = 120
     /// The mutators of the havoc stage.
     public var mutators: [Mutator] = Mutator.byteLevel

@@ -18,12 +18,11 @@ public struct InputSchedule: Sendable {
     private var pool: [TestInput]
     /// Run first, in order, before any havoc.
     private let front: [TestInput]
-    /// The format's catalogue, three inputs for each havoc input.
-    private let catalogue: [TestInput]
-    /// Appended bytes and truncations, one for one with havoc.
-    private let stages: [TestInput]
     private var frontIndex = 0
-    private var catalogueIndex = 0
+    /// The format's catalogue, three inputs for each havoc input, made one at a time.
+    private var catalogue: CatalogueCursor?
+    /// Appended bytes and truncations, one for one with havoc, made when due.
+    private let stages: [Stage]
     private var stageIndex = 0
     private var turn = 0
     private let configuration: FuzzConfiguration
@@ -50,8 +49,11 @@ public struct InputSchedule: Sendable {
     /// its smaller relatives in the pool reach the same code.
     public static let maxParentLength = 64 << 10
 
-    /// How many deterministic inputs there are (the first ones and the stages).
-    public var deterministicCount: Int { front.count + catalogue.count + stages.count }
+    /// How many inputs run before the catalogue and the stages.
+    public var frontCount: Int { front.count }
+
+    /// How many stage inputs there are (appended bytes and truncations).
+    public var stageCount: Int { stages.count }
 
     /// Lengths of the bytes appended after a valid file's end (an interrupted append, a sync
     /// conflict that concatenated two versions), as zeros and as random bytes.
@@ -90,52 +92,125 @@ public struct InputSchedule: Sendable {
             }
         }
 
-        var hostile: [TestInput] = []
         // The format's catalogue reaches what byte-level changes cannot: lying lengths and
         // counts, future versions, wrong checksums, hostile documents. It goes first: it is
-        // the cheapest way to the deep bugs.
+        // the cheapest way to the deep bugs. Its entries are made when due, a seed's recipes
+        // when its turn comes.
         if let mutator {
-            // Seeds often share catalogue entries (the hostile XML documents depend only on the
-            // root element): each distinct input runs, and is held, once.
-            var seen: Set<ByteKey> = []
-            for seed in seeds {
-                let context = CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength)
-                let catalogue = mutator.catalogue(of: seed.bytes, context: context)
-                for mutation in catalogue
-                where mutation.bytes.count <= configuration.maxCatalogueInputLength
-                    && seen.insert(ByteKey(mutation.bytes)).inserted
-                {
-                    hostile.append(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed.name, expectation: mutation.expectation))
-                }
-            }
+            catalogue = CatalogueCursor(
+                seeds: seeds, mutator: mutator, context: CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength),
+                shard: configuration.shard)
         }
-        var stages: [TestInput] = []
-        var appendRNG = FuzzRNG(seed: configuration.seed ^ 0xA99E_4D00)
-        for seed in seeds where !seed.bytes.isEmpty {
+        var stages: [Stage] = []
+        for (index, seed) in seeds.enumerated() where !seed.bytes.isEmpty {
             for length in Self.appendedLengths {
-                stages.append(TestInput(bytes: seed.bytes + Array(repeating: 0, count: length), mutations: ["append-zeros@\(length)"], seedName: seed.name))
-                let random = (0..<length).map { _ in UInt8(truncatingIfNeeded: appendRNG.next()) }
-                stages.append(TestInput(bytes: seed.bytes + random, mutations: ["append-random@\(length)"], seedName: seed.name))
+                stages += [.append(seed: index, length: length, random: false), .append(seed: index, length: length, random: true)]
             }
         }
-        for seed in seeds {
-            for length in Self.truncationLengths(count: seed.bytes.count, everyUpTo: configuration.truncateEveryLengthUpTo) {
-                let name = length == 1 ? "single-byte" : "truncate@\(length)"
-                stages.append(TestInput(bytes: Array(seed.bytes.prefix(length)), mutations: [name], seedName: seed.name))
+        for (index, seed) in seeds.enumerated() {
+            stages += Self.truncationLengths(count: seed.bytes.count, everyUpTo: configuration.truncateEveryLengthUpTo).map {
+                .truncate(seed: index, length: $0)
             }
         }
         if let shard = configuration.shard, shard.count > 1 {
-            // Every count-th deterministic input, counted across the three lists.
-            func owned(_ list: [TestInput], from offset: Int) -> [TestInput] {
-                list.indices.filter { shard.owns(offset + $0) }.map { list[$0] }
-            }
-            self.front = owned(front, from: 0)
-            catalogue = owned(hostile, from: front.count)
-            self.stages = owned(stages, from: front.count + hostile.count)
+            // Every count-th deterministic input, counted in each list.
+            self.front = front.indices.filter { shard.owns($0) }.map { front[$0] }
+            self.stages = stages.indices.filter { shard.owns($0) }.map { stages[$0] }
         } else {
             self.front = front
-            catalogue = hostile
             self.stages = stages
+        }
+    }
+
+    /// A stage input, made when due.
+    private enum Stage {
+        /// The seed with `length` bytes after its end, zeros or random.
+        case append(seed: Int, length: Int, random: Bool)
+        /// The seed's first `length` bytes.
+        case truncate(seed: Int, length: Int)
+    }
+
+    private func make(_ stage: Stage) -> TestInput {
+        switch stage {
+        case .append(let index, let length, let random):
+            let seed = seeds[index]
+            var tail = [UInt8](repeating: 0, count: length)
+            if random {
+                // Random bytes of their own stream, so they do not depend on what ran before.
+                var rng = FuzzRNG(seed: configuration.seed ^ 0xA99E_4D00 ^ UInt64(index << 16 | length))
+                for i in tail.indices { tail[i] = UInt8(truncatingIfNeeded: rng.next()) }
+            }
+            return TestInput(bytes: seed.bytes + tail, mutations: ["append-\(random ? "random" : "zeros")@\(length)"], seedName: seed.name)
+        case .truncate(let index, let length):
+            let seed = seeds[index]
+            return TestInput(bytes: Array(seed.bytes.prefix(length)), mutations: [length == 1 ? "single-byte" : "truncate@\(length)"], seedName: seed.name)
+        }
+    }
+
+    /// Walks the catalogue: each seed's recipes when its turn comes, each entry made when due,
+    /// an entry made before (seeds often share them: the hostile XML documents depend only on
+    /// the root element) skipped. Entries of a megabyte or more run after every seed's smaller
+    /// ones: each costs a file write, a load and a validation of all of it, and a short
+    /// campaign reaches more of the loader with the small ones first.
+    private struct CatalogueCursor {
+        let seeds: [Seed]
+        let mutator: any StructureAwareMutator
+        let context: CatalogueContext
+        let shard: Shard?
+        var seedIndex = 0
+        var entries: [CatalogueEntry] = []
+        var entryIndex = 0
+        /// The large entries, with their seed, kept for after the small ones.
+        var large: [(entry: CatalogueEntry, seed: String)] = []
+        var largeIndex = 0
+        /// Counts every entry of every seed, for the shard's share.
+        var position = 0
+        /// The entries made so far, by length and hash (not their bytes, which may be 100 MB).
+        var made: Set<EntryKey> = []
+        /// The identities of the entries that had one (``CatalogueEntry/identity``).
+        var identities: Set<String> = []
+        static let largeLength = 1 << 20
+
+        struct EntryKey: Hashable {
+            let length: Int
+            let hash: Int
+        }
+
+        /// The next catalogue input, or nil when the catalogue is done.
+        mutating func next() -> TestInput? {
+            while true {
+                let entry: CatalogueEntry, seed: String
+                if entryIndex < entries.count {
+                    entry = entries[entryIndex]
+                    seed = seeds[seedIndex - 1].name
+                    entryIndex += 1
+                    position += 1
+                    if let shard, shard.count > 1, !shard.owns(position - 1) { continue }
+                    guard context.allows(entry.minimumLength) else { continue }
+                    if entry.minimumLength >= Self.largeLength {
+                        large.append((entry, seed))
+                        continue
+                    }
+                } else if seedIndex < seeds.count {
+                    entries = mutator.catalogueEntries(of: seeds[seedIndex].bytes, context: context)
+                    entryIndex = 0
+                    seedIndex += 1
+                    continue
+                } else if largeIndex < large.count {
+                    (entry, seed) = large[largeIndex]
+                    large[largeIndex].entry = CatalogueEntry(name: "", make: { [] })
+                    largeIndex += 1
+                } else {
+                    return nil
+                }
+                if let identity = entry.identity, !identities.insert(identity).inserted { continue }
+                let mutation = entry.mutation()
+                guard context.allows(mutation.bytes.count) else { continue }
+                var hasher = Hasher()
+                mutation.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+                guard made.insert(EntryKey(length: mutation.bytes.count, hash: hasher.finalize())).inserted else { continue }
+                return TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed, expectation: mutation.expectation)
+            }
         }
     }
 
@@ -185,14 +260,14 @@ public struct InputSchedule: Sendable {
             return front[frontIndex]
         }
         turn += 1
-        if catalogueIndex < catalogue.count {
+        if catalogue != nil {
             if turn % 4 != 0 {
-                defer { catalogueIndex += 1 }
-                return catalogue[catalogueIndex]
+                if let input = catalogue?.next() { return input }
+                catalogue = nil
             }
         } else if stageIndex < stages.count, turn % 2 != 0 {
             defer { stageIndex += 1 }
-            return stages[stageIndex]
+            return make(stages[stageIndex])
         }
         return havoc()
     }

@@ -69,17 +69,24 @@ public final class Judge: Sendable {
     /// is it a hang; otherwise what the second run did is judged (a crash whose report was slow
     /// to come is a crash) and the input is counted as slow.
     /// - Parameters:
-    ///   - confirmEveryHang: Confirm a suspected hang even after one was confirmed (a minimizer
-    ///     must, so that a minimized hang is one).
+    ///   - confirming: Which suspected hangs to confirm: until one is confirmed (a campaign),
+    ///     every one (a minimizer of a hang must, so that a minimized hang is one) or none (a
+    ///     minimizer of another finding: a candidate that hangs is not that finding).
     ///   - hangMargin: A multiple of the confirmation's deadline (a minimizer asks for 2: left
     ///     alone it would shrink a hang to the input that just misses the confirmation, which a
     ///     replay on a quieter machine then finishes in time).
     public func run(
-        _ input: TestInput, on executor: any Executor, slot: Int = 0, confirmEveryHang: Bool = false, hangMargin: Int = 1
+        _ input: TestInput, on executor: any Executor, slot: Int = 0, confirming: HangConfirmation = .untilOneIsConfirmed, hangMargin: Int = 1
     ) throws(CorruptFuzzError) -> Judgement {
         let watch = self.watch(input)
         var execution = try executor.execute(watch.input, slot: slot)
-        guard case .hung(let first) = execution.outcome, confirmEveryHang || !confirmedHang.value else {
+        let confirms =
+            switch confirming {
+            case .untilOneIsConfirmed: !confirmedHang.value
+            case .every: true
+            case .none: false
+            }
+        guard case .hung(let first) = execution.outcome, confirms else {
             return judge(input, execution: execution, slot: slot, watch: watch)
         }
         let again = try executor.confirmHang(watch.input, slot: slot, margin: hangMargin)
@@ -93,6 +100,11 @@ public final class Judge: Sendable {
         var judged = judge(input, execution: execution, slot: slot, watch: watch)
         if second != first { judged.finding?.detail += ", nor within \(second) ms when run again in a fresh process" }
         return judged
+    }
+
+    /// Which suspected hangs ``run(_:on:slot:confirming:hangMargin:)`` runs again to confirm.
+    public enum HangConfirmation: Sendable {
+        case untilOneIsConfirmed, every, none
     }
 
     /// One run of an input, watched by the listener: ``input`` is what to run, with the

@@ -26,7 +26,12 @@ func runCheck<Value>(
     let seed = options.seed ?? ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SEED"].flatMap(UInt64.init) ?? 0
     var configuration = FuzzConfiguration()
     configuration.seed = seed
-    configuration.maxRuns = options.runs
+    if let duration = options.duration {
+        configuration.maxSeconds = max(0.001, duration.seconds)
+        configuration.startedAt = .now
+    } else {
+        configuration.maxRuns = options.runs
+    }
     configuration.jobs = options.isolation == .process ? options.jobs : 1
     configuration.limits = ProcessExecutor.Limits(
         timeoutMilliseconds: Int(clamping: options.timeout.milliseconds),

@@ -14,8 +14,11 @@ public enum Isolation: Sendable, Hashable {
 
 /// Settings of one check, with defaults for a unit-test budget.
 public struct CorruptFuzzOptions: Sendable {
-    /// How many inputs to run (after the regressions).
+    /// How many inputs to run (after the regressions), unless ``duration`` is set.
     public var runs: Int
+    /// When set, the check runs for this long instead of ``runs`` inputs: the whole check's wall
+    /// time, minimization included (a time-boxed check in a nightly test plan).
+    public var duration: Duration?
     /// The seed of every random choice; nil takes `CORRUPT_FUZZ_SEED`, else 0.
     public var seed: UInt64?
     public var isolation: Isolation
@@ -31,9 +34,10 @@ public struct CorruptFuzzOptions: Sendable {
 
     public init(
         runs: Int = 500, seed: UInt64? = nil, isolation: Isolation = .process, timeout: Duration = .seconds(1),
-        memoryLimit: Int64 = 1 << 30, regressions: URL? = nil, jobs: Int = 1
+        memoryLimit: Int64 = 1 << 30, regressions: URL? = nil, jobs: Int = 1, duration: Duration? = nil
     ) {
         self.runs = runs
+        self.duration = duration
         self.seed = seed
         self.isolation = isolation
         self.timeout = timeout

@@ -33,6 +33,11 @@ public struct XMLMutator: StructureAwareMutator {
     public var usesOutsideTraps: Bool { true }
 
     public func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] {
+        catalogueEntries(of: bytes, context: context).map { $0.mutation() }.filter { context.allows($0.bytes.count) }
+    }
+
+    /// The hostile documents, each made when it is due.
+    public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
         hostileCatalogue(of: bytes, traps: context.traps, maxLength: context.maxInputLength)
     }
 
@@ -42,23 +47,27 @@ public struct XMLMutator: StructureAwareMutator {
     /// The hostile documents, built around the seed so they reach the loader's code: bombs,
     /// external entities and DTDs (naming the canary file and the listener's URLs when the
     /// campaign set them), deep nesting, a huge text node, 100,000 attributes.
-    /// Documents over `maxLength` bytes are not built (the huge ones are known to be huge
-    /// before they are built).
-    func hostileCatalogue(of bytes: [UInt8], traps: OutsideTraps?, maxLength: Int = .max) -> [StructuredMutation] {
+    /// Each is made when it is due; one known to be over `maxLength` bytes is left out.
+    func hostileCatalogue(of bytes: [UInt8], traps: OutsideTraps?, maxLength: Int = .max) -> [CatalogueEntry] {
         guard let tree = try? XMLReader.read(bytes) else { return [] }
         let root = tree.root.name
-        var out: [StructuredMutation] = []
-        func add(_ name: String, atLeast size: Int = 0, _ text: @autoclosure () -> String, _ expectation: Expectation? = nil) {
+        var out: [CatalogueEntry] = []
+        /// `rootOnly`: the document depends on the seed's root element alone.
+        func add(
+            _ name: String, atLeast size: Int = 0, rootOnly: Bool = false, _ text: @escaping @Sendable @autoclosure () -> String,
+            _ expectation: Expectation? = nil
+        ) {
             guard size <= maxLength else { return }
-            let built = Array(text().utf8)
-            guard built.count <= maxLength else { return }
-            out.append(StructuredMutation(bytes: built, name: name, expectation: expectation))
+            out.append(
+                CatalogueEntry(name: name, expectation: expectation, minimumLength: size, identity: rootOnly ? "\(name) <\(root)>" : nil) {
+                    Array(text().utf8)
+                })
         }
         /// The seed with `reference` (an entity reference) as the text of its first leaf
         /// element, after `doctype`.
-        func seed(doctype: String, reference: String) -> String {
+        @Sendable func seed(doctype: String, reference: String) -> String {
             var element = tree.root
-            placeReference(reference, in: &element)
+            Self.placeReference(reference, in: &element)
             let body = String(decoding: XMLWriter.write(XMLTree(root: element)), as: UTF8.self)
             let withoutDeclaration = body.drop { $0 != "\n" }.dropFirst()
             return #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + doctype + "\n" + withoutDeclaration
@@ -77,25 +86,39 @@ public struct XMLMutator: StructureAwareMutator {
         // overflow its stack) below the parser's own limit (libxml2 refuses more than 256 levels
         // without XML_PARSE_HUGE), and deeper documents never reach the app's code.
         for depth in Self.nestingLadder {
-            add("nesting-\(depth)", "<\(root)>" + String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth) + "</\(root)>")
+            add(
+                "nesting-\(depth)", rootOnly: true,
+                "<\(root)>" + String(repeating: "<a>", count: depth) + String(repeating: "</a>", count: depth) + "</\(root)>")
         }
         let bomb = Expectation(reason: .corrupt, because: "expanding its entities would take gigabytes: it must be rejected")
         var laughs = #"<!DOCTYPE \#(root) [<!ENTITY lol "lol">"#
         for level in 1...9 {
             laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : String(level - 1));", count: 10) + "\">"
         }
-        add("billion-laughs", seed(doctype: laughs + "]>", reference: "&lol9;"), bomb)
+        let laughsDoctype = laughs + "]>"
+        add("billion-laughs", seed(doctype: laughsDoctype, reference: "&lol9;"), bomb)
         let big = String(repeating: "a", count: 50_000)
         add("quadratic-blowup", seed(doctype: #"<!DOCTYPE \#(root) [<!ENTITY a "\#(big)">]>"#, reference: String(repeating: "&a;", count: 50_000)), bomb)
-        add("huge-text", atLeast: 8 << 20, "<\(root)>" + String(repeating: "x", count: 8 << 20) + "</\(root)>")
-        add("huge-attribute-100MB", atLeast: 100 << 20, "<\(root) a=\"" + String(repeating: "x", count: 100 << 20) + "\"/>")
-        add("attributes-100000", atLeast: 1 << 20, "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
+        // Made as bytes: a string of 100 million characters takes a second to build and copy.
+        @Sendable func repeated(_ head: String, _ count: Int, _ tail: String) -> [UInt8] {
+            var bytes = Array(head.utf8)
+            bytes.reserveCapacity(head.utf8.count + count + tail.utf8.count)
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "x"), count: count))
+            bytes += tail.utf8
+            return bytes
+        }
+        for (name, head, count, tail) in [
+            ("huge-text", "<\(root)>", 8 << 20, "</\(root)>"), ("huge-attribute-100MB", "<\(root) a=\"", 100 << 20, "\"/>"),
+        ] where count <= maxLength {
+            out.append(CatalogueEntry(name: name, minimumLength: count, identity: "\(name) <\(root)>") { repeated(head, count, tail) })
+        }
+        add("attributes-100000", atLeast: 1 << 20, rootOnly: true, "<\(root) " + (0..<100_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>")
         return out
     }
 
     /// Puts `reference` as the only text of the first element without child elements
     /// (`<note>` in a notes document); an empty reference leaves the tree alone.
-    private func placeReference(_ reference: String, in element: inout XMLTree.Element) {
+    private static func placeReference(_ reference: String, in element: inout XMLTree.Element) {
         guard !reference.isEmpty else { return }
         for (index, child) in element.children.enumerated() {
             if case .element(var inner) = child {

@@ -34,7 +34,11 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Stop after this many executions.", valueName: "n"))
     var runs: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Stop after this long, e.g. 60s, 5m (default 60s without --runs).", valueName: "duration"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The command's wall time, e.g. 60s, 5m (default 60s without --runs): setup, fuzzing, minimization (a fifth of it once something is found, at most 2 minutes) and the report. The demo's campaigns share it equally.",
+            valueName: "duration"))
     var duration: Seconds?
 
     @Option(name: .long, help: ArgumentHelp("Seed of every random choice; the same seed and corpus give the same inputs.", valueName: "n"))
@@ -81,6 +85,8 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         var configuration = FuzzConfiguration()
+        // --duration is the command's wall time: setup, fuzzing, minimization and the report.
+        configuration.startedAt = .now
         configuration.seed = seed
         configuration.maxRuns = runs
         configuration.maxSeconds = duration?.value

@@ -79,7 +79,7 @@ struct CampaignTests {
     @Test("the schedule starts with the inputs every loader must handle, then alternates the deterministic stages with havoc")
     func scheduleOrder() {
         var schedule = InputSchedule(seeds: seeds, configuration: FuzzConfiguration(), includeMissingFile: true)
-        let inputs = (0..<(2 * schedule.deterministicCount + 10)).map { _ in schedule.next() }
+        let inputs = (0..<(2 * (schedule.frontCount + schedule.stageCount) + 10)).map { _ in schedule.next() }
         #expect(inputs[0].bytes == nil && inputs[0].expectation == .notFound)
         #expect(inputs[1].bytes == [] && inputs[1].expectation == .empty)
         #expect(inputs[2].bytes == seeds[0].bytes && inputs[2].mutations.isEmpty)
