@@ -30,7 +30,7 @@ measure() { # label binary args...
     local first execs
     first=$(awk -v s="$start" '{ printf "%.2f", $1 - s }' "$work/first" 2>/dev/null || echo "none")
     execs=$(grep -oE "done: [0-9]+ executions" "$work/out" | grep -oE "[0-9]+" || echo "?")
-    read -r wall peak <"$work/time"
+    read -r wall peak < <(tail -n 1 "$work/time")
     printf "%-28s first input %6ss  peak %7.1f MB  wall %6.1fs  executions %s\n" "$label" "$first" "$(echo "$peak / 1024" | bc -l)" "$wall" "$execs"
 }
 
