@@ -244,7 +244,9 @@ public enum Normalize {
 
     /// `bytes` with the text between each pair of quotes (`'…'`, `"…"`) or angle brackets
     /// (`<…>`) on one line replaced by `…`; an apostrophe without a partner, or inside a word,
-    /// stays.
+    /// stays, and so does a labelled string of a Swift value's description
+    /// (`LoadError(reason: "corrupt", message: "a note has no id")`: the app's own words, which
+    /// tell its rules apart), quotes inside it replaced as anywhere else.
     static func withoutQuotedText(_ bytes: [UInt8]) -> [UInt8] {
         // The closing character of each opening one (no table built per message).
         func closing(_ byte: UInt8) -> UInt8? {
@@ -257,14 +259,32 @@ public enum Normalize {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = 0
+        // Inside a labelled string of a Swift value's description (`message: "…"`): its text is
+        // the app's message, not the document's, and is kept (quotes inside it still count).
+        var inLabelled = false
         while i < bytes.count {
             let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") {
+                if inLabelled {
+                    if bytes[i - 1] != UInt8(ascii: "\\") { inLabelled = false }
+                    out.append(byte)
+                    i += 1
+                    continue
+                }
+                if i >= 3, bytes[i - 1] == UInt8(ascii: " "), bytes[i - 2] == UInt8(ascii: ":"), isAlphanumeric(bytes[i - 3]) {
+                    inLabelled = true
+                    out.append(byte)
+                    i += 1
+                    continue
+                }
+            }
             // An apostrophe inside a word (`document's`) opens nothing.
             let inWord = byte == UInt8(ascii: "'") && i > 0 && isAlphanumeric(bytes[i - 1]) && i + 1 < bytes.count && isAlphanumeric(bytes[i + 1])
             // The first closing character on the same line, with no other opening one before it
             // (so a second pass finds the same pairs: the output normalizes to itself).
             if let close = closing(byte), !inWord,
-                let end = bytes[(i + 1)...].firstIndex(where: { $0 == close || $0 == 0x0A || $0 == byte }), bytes[end] == close
+                let end = bytes[(i + 1)...].firstIndex(where: { $0 == close || $0 == 0x0A || $0 == byte || (inLabelled && $0 == 0x22) }),
+                bytes[end] == close
             {
                 out.append(byte)
                 out += Array("…".utf8)

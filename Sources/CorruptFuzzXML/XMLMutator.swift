@@ -36,9 +36,19 @@ public struct XMLMutator: StructureAwareMutator {
         catalogueEntries(of: bytes, context: context).map { $0.mutation() }.filter { context.allows($0.bytes.count) }
     }
 
-    /// The hostile documents, each made when it is due.
+    /// The hostile documents and the structure stage (``XMLStructureStage``: every element,
+    /// attribute and text of the seed changed in turn), interleaved, each made when it is due.
     public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
-        hostileCatalogue(of: bytes, traps: context.traps, maxLength: context.maxInputLength)
+        let hostile = hostileCatalogue(of: bytes, traps: context.traps, maxLength: context.maxInputLength)
+        guard let tree = try? XMLReader.read(bytes) else { return hostile }
+        let structure = XMLStructureStage(tree: tree).entries()
+        var out: [CatalogueEntry] = []
+        out.reserveCapacity(hostile.count + structure.count)
+        for index in 0..<max(hostile.count, structure.count) {
+            if index < hostile.count { out.append(hostile[index]) }
+            if index < structure.count { out.append(structure[index]) }
+        }
+        return out
     }
 
     /// Nesting depths the hostile catalogue tries.

@@ -132,6 +132,15 @@ struct OracleTests {
             Normalize.message("Element 'notes', attribute 'vZrsion': The attribute 'vZrsion' is not allowed.")
                 == "Element '…', attribute '…': The attribute '…' is not allowed.")
         #expect(Normalize.message(#"name "Alice" is too long"#) == #"name "…" is too long"#)
+        // A Swift error's description keeps its labelled strings (the app's words), with what
+        // they quote from the document dropped: two rules stay two findings.
+        #expect(
+            Normalize.message(#"NotesLoadError(reason: "corrupt", message: "note 'x7' has no id")"#)
+                == #"NotesLoadError(reason: "corrupt", message: "note '…' has no id")"#)
+        #expect(
+            Normalize.message(#"NotesLoadError(reason: "corrupt", message: "ids are not unique")"#)
+                != Normalize.message(#"NotesLoadError(reason: "corrupt", message: "a note has no id")"#))
+        #expect(Normalize.message(#"E(message: "say \"hi\" 'there'")"#) == #"E(message: "say \"hi\" '…'")"#)
         // An apostrophe in a word, or one without a partner on its line, stays.
         #expect(Normalize.message("a notes document's 3 bytes") == "a notes document's # bytes")
         #expect(Normalize.message("can't read 'x\n' here") == "can't read 'x\n' here")
