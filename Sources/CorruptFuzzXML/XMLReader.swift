@@ -20,8 +20,10 @@ public enum XMLReader {
     public static let maxAttributesPerElement = 10_000
 
     /// Refuses inputs that would make libxml2 itself slow, before parsing. Text between tags is
-    /// skipped with `memchr`, so a huge text node costs next to nothing.
+    /// skipped with `memchr`, so a huge text node costs next to nothing. Also refuses a NUL byte
+    /// in a document of 8-bit units (see ``checkNUL(_:)``).
     static func checkLimits(_ bytes: [UInt8]) throws(XMLProblem) {
+        try checkNUL(bytes)
         let tooMany: Int? = bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return nil }
             var i = 0
@@ -57,6 +59,19 @@ public enum XMLReader {
             let line = 1 + bytes[..<offset].lazy.filter { $0 == 0x0A }.count
             throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes", limitExceeded: true)
         }
+    }
+
+    /// A NUL byte is no character XML allows, anywhere; but libxml2 reading from memory stops
+    /// at one after the root element and calls the document well-formed (`<a/>` and a NUL:
+    /// an app's save cut short by a zero-filled block). Documents in UTF-16 or UTF-32 (a
+    /// byte-order mark, or a zero in the first two bytes) hold zero bytes in their characters
+    /// and are left to libxml2.
+    static func checkNUL(_ bytes: [UInt8]) throws(XMLProblem) {
+        guard bytes.count >= 2, bytes[0] != 0, bytes[1] != 0, !(bytes[0] == 0xFE && bytes[1] == 0xFF), !(bytes[0] == 0xFF && bytes[1] == 0xFE)
+        else { return }
+        guard let offset = bytes.firstIndex(of: 0) else { return }
+        let line = 1 + bytes[..<offset].lazy.filter { $0 == 0x0A }.count
+        throw XMLProblem(line: line, path: nil, message: "a NUL byte at offset \(offset): not a character XML allows [rule: XML_ERR_INVALID_CHAR]")
     }
 
     public static func read(_ bytes: [UInt8]) throws(XMLProblem) -> XMLTree {

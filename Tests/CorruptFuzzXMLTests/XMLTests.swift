@@ -68,6 +68,23 @@ struct XMLTests {
         #expect(validator.validate([]) == .invalid(Violation(.empty, "the file is empty")))
     }
 
+    @Test("a NUL byte after the root element is not well-formed (libxml2 alone stops reading there); UTF-16 documents keep their zero bytes")
+    func nulAfterRoot() throws {
+        let validator = XMLFormat().validator
+        let document = Array(#"<?xml version="1.0"?><a>x</a>"#.utf8)
+        #expect(validator.validate(document) == .valid)
+        for broken in [document + [0], document + [0] + Array("junk".utf8), document + [0x0A, 0, 0x0A]] {
+            guard case .invalid(let violation) = validator.validate(broken) else {
+                Issue.record("\(broken.suffix(6)) was not refused")
+                continue
+            }
+            #expect(violation.message.hasSuffix("[rule: XML_ERR_INVALID_CHAR]"), "\(violation)")
+        }
+        // The same document in UTF-16 (little-endian, with a byte-order mark) is read by libxml2.
+        let utf16: [UInt8] = [0xFF, 0xFE] + "<a>x</a>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        #expect(validator.validate(utf16) == .valid)
+    }
+
     @Test("a broken schema is an error")
     func brokenSchema() {
         #expect(throws: XMLProblem.self) {
@@ -110,8 +127,9 @@ struct XMLFormatTests {
     @Test("the hostile catalogue is built from the seed's root element, and corrupt-fuzz reads it safely")
     func hostileCatalogue() throws {
         let catalogue = XMLMutator().catalogue(of: seed)
+        let structureNames = Set(XMLStructureStage(tree: try XMLReader.read(seed)).entries().map(\.name))
         #expect(
-            catalogue.map(\.name) == [
+            catalogue.map(\.name).filter { !structureNames.contains($0) } == [
                 "external-entity-file", "external-dtd",
             ] + XMLMutator.nestingLadder.map { "nesting-\($0)" } + [
                 "billion-laughs", "quadratic-blowup",
@@ -122,6 +140,34 @@ struct XMLFormatTests {
             let elapsed = clock.measure { _ = XMLFormat().validator.validate(mutation.bytes) }
             #expect(elapsed < .seconds(5), "\(mutation.name)")
         }
+    }
+
+    @Test("the structure stage changes every element, attribute and text of the seed in turn, and is interleaved with the hostile documents")
+    func structureStage() throws {
+        let entries = XMLMutator().catalogueEntries(of: seed, context: CatalogueContext(maxInputLength: 1 << 20))
+        let names = entries.map(\.name)
+        // Interleaved: a hostile document, then a structure entry.
+        #expect(names.prefix(4) == ["external-entity-file", "drop-attribute /notes/@version", "external-dtd", "duplicate-attribute /notes/@version"])
+        for expected in [
+            "drop-element /notes/note[2]", "duplicate-element /notes/note[2]", "drop-attribute /notes/@version", "attribute=2 /notes/@version",
+            "attribute=0 /notes/@version", "attribute=9223372036854775808 /notes/@version", "drop-attribute /notes/note[1]/@id",
+            "duplicate-attribute /notes/note[2]/@id", "attribute=empty /notes/note[1]/@id", "attribute=9999-12-31T23:59:59Z /notes/note[1]/@created",
+            "empty-text /notes/note[1]", "nested-markup-257 /notes/note[2]",
+        ] {
+            #expect(names.contains(expected), "\(expected) missing from \(names)")
+        }
+        // Each entry is the seed with one change: duplicating the second note gives two notes with id 2.
+        let duplicated = try #require(entries.first { $0.name == "duplicate-element /notes/note[2]" }).mutation().bytes
+        let tree = try XMLReader.read(duplicated)
+        let ids = tree.root.children.compactMap { node -> String? in
+            if case .element(let note) = node { return note.attributes.first { $0.name == "id" }?.value }
+            return nil
+        }
+        #expect(ids == ["1", "2", "2"])
+        let nested = try #require(entries.first { $0.name == "nested-markup-257 /notes/note[2]" }).mutation().bytes
+        #expect(String(decoding: nested, as: UTF8.self).contains(String(repeating: "<b>", count: 257) + "Eggs"))
+        #expect(XMLStructureStage.boundaries(of: "7") == ["8", "6", "0", "-1", "2147483648", "9223372036854775808"])
+        #expect(XMLStructureStage.boundaries(of: "Milk").isEmpty)
     }
 
     @Test("with outside traps, the catalogue names the canary file and the listener's URLs, inside the seed's first leaf")
