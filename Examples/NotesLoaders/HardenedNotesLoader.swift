@@ -44,6 +44,13 @@ public enum HardenedNotesLoader {
     public static func load(_ bytes: [UInt8]) throws(NotesLoadError) -> [Note] {
         if bytes.isEmpty { throw NotesLoadError("empty", "the file is empty") }
         if bytes.count > maxFileSize { throw NotesLoadError("corrupt", "\(bytes.count) bytes is more than a notes document's \(maxFileSize)") }
+        // libxml2 stops reading at a NUL byte after the root element and calls the rest
+        // well-formed: a save cut short by a block of zeros. (A UTF-16 document's characters
+        // hold zero bytes; libxml2 reads those.)
+        let wide = bytes.count >= 2 && (bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE))
+        if !wide, let offset = bytes.firstIndex(of: 0) {
+            throw NotesLoadError("corrupt", "a NUL byte at offset \(offset): not a character XML allows")
+        }
         if let line = lineOfTagWithTooManyAttributes(bytes) {
             throw NotesLoadError("corrupt", "line \(line): a tag has more than \(maxAttributesPerTag) attributes")
         }

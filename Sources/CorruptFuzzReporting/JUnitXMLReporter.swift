@@ -1,14 +1,16 @@
 import CorruptFuzzCore
 import CorruptFuzzRunner
 
-/// Writes a run as JUnit XML that CI dashboards read: one test suite per target, one test case
-/// per check (crash, hang, oom, silent-acceptance, false-rejection, wrong-reason).
+/// Writes a run as JUnit XML that CI dashboards read: one test suite per target and, for each
+/// check (crash, hang, oom, silent-acceptance, false-rejection, wrong-reason…), one test case
+/// per distinct finding, or one passing test case for a check that found nothing.
 ///
-/// A check fails with one `<failure>` per new finding: its message is the signature, its text
-/// holds the reproducer, the replay command and the seed. Expected findings (a known-findings
-/// file lists them, or the regression store reproduced them) do not fail it: a check with only
-/// expected findings is `<skipped>` with them listed, and a failing check lists them in its
-/// `<system-out>`.
+/// A finding's test case is named by its kind and signature (`crash: SIGILL at Parser.swift:51`)
+/// and fails with one `<failure>` whose message is the signature and whose text holds the
+/// reproducer, the replay command and the seed, so a reporter that shows one failure per test
+/// case (dorny/test-reporter) shows every bug. Its time is its reproducer's run; the suite's is
+/// the campaign's wall time. Expected findings (a known-findings file lists them, or the
+/// regression store reproduced them) are `<skipped>` test cases of their own.
 ///
 /// Valid against Jenkins' strict junit-10.xsd, which allows `file` on a test suite but neither
 /// `file` nor `line` on a test case: a suite whose checks come from a schema names it in
@@ -16,21 +18,21 @@ import CorruptFuzzRunner
 /// broken rule, which reporters such as action-junit-report read as the annotation's line.
 /// Times have at most three decimals, every captured byte is made safe for XML.
 public struct JUnitXMLReporter: Sendable {
-    /// How many findings of one check are written in full; the rest are listed one line each
-    /// in a last failure (every one of them is in summary.json and findings/).
+    /// How many new findings of one check get a test case of their own; the rest are listed one
+    /// line each in a last failing test case (every one of them is in summary.json and
+    /// findings/).
     public var maxFullFailuresPerCheck: Int
 
-    public init(maxFullFailuresPerCheck: Int = 20) {
+    public init(maxFullFailuresPerCheck: Int = 100) {
         self.maxFullFailuresPerCheck = max(1, maxFullFailuresPerCheck)
     }
 
     /// Renders the report.
     public func render(_ report: RunReport) -> String {
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let tests = report.suites.reduce(0) { $0 + Self.testcases(of: $1.result).count }
-        let failures = report.suites.reduce(0) { count, suite in
-            count + Set(suite.newFindings.map(\.finding.kind)).count
-        }
+        let cases = report.suites.map(cases(of:))
+        let tests = cases.reduce(0) { $0 + $1.count }
+        let failures = cases.reduce(0) { count, suite in count + suite.filter(\.isFailure).count }
         let time = report.suites.reduce(0) { $0 + $1.result.totalSeconds }
         let errors = report.suites.filter { $0.result.toolError != nil }.count
         xml += #"<testsuites name="corrupt-fuzz" tests="\#(tests + errors)" failures="\#(failures)" errors="\#(errors)" time="\#(junitTime(time))">"# + "\n"
@@ -39,21 +41,96 @@ public struct JUnitXMLReporter: Sendable {
         return xml
     }
 
+    /// One test case of a suite, before it is written.
+    struct Case {
+        enum Result {
+            case passed
+            case skipped(message: String, text: String?)
+            case failed(type: String, message: String, text: String)
+        }
+        var name: String
+        var seconds: Double
+        var result: Result
+
+        var isFailure: Bool {
+            if case .failed = result { true } else { false }
+        }
+        var isSkipped: Bool {
+            if case .skipped = result { true } else { false }
+        }
+    }
+
+    /// The test cases of `suite`: per check, a case per distinct finding (the new ones up to
+    /// ``maxFullFailuresPerCheck``, then one listing the rest; the expected ones skipped), or one
+    /// case for a check that found nothing (skipped when it could not be made).
+    func cases(of suite: RunReport.Suite) -> [Case] {
+        let result = suite.result
+        var cases: [Case] = []
+        for kind in Self.testcases(of: result) {
+            let all = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
+            guard !all.isEmpty else {
+                let skip = skipReason(for: kind, result: result).map { Case.Result.skipped(message: $0, text: nil) }
+                cases.append(Case(name: kind.rawValue, seconds: 0, result: skip ?? .passed))
+                continue
+            }
+            let records = all.filter { suite.expectation(for: result.findings[$0].finding.key) == nil }
+            for index in records.prefix(maxFullFailuresPerCheck) {
+                let record = result.findings[index]
+                let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
+                cases.append(
+                    Case(
+                        name: Self.caseName(kind, record.finding.signature), seconds: Self.seconds(of: record),
+                        result: .failed(
+                            type: kind.rawValue, message: record.finding.signature,
+                            text: failureBody(record, saved: saved, seed: result.configuration.seed))))
+            }
+            let rest = records.dropFirst(maxFullFailuresPerCheck)
+            if !rest.isEmpty {
+                let lines = rest.map { index -> String in
+                    let record = result.findings[index]
+                    let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
+                    return "\(record.finding.signature) (hit \(record.hits)x)" + (saved?.minimized.map { "; reproducer: \($0)" } ?? "")
+                }
+                let message =
+                    "and \(rest.count) more \(kind.rawValue) finding\(rest.count == 1 ? "" : "s") (listed here; each in full in summary.json and findings/)"
+                cases.append(
+                    Case(
+                        name: "\(kind.rawValue): \(rest.count) more", seconds: rest.reduce(0) { $0 + Self.seconds(of: result.findings[$1]) },
+                        result: .failed(type: kind.rawValue, message: message, text: lines.joined(separator: "\n"))))
+            }
+            for index in all where suite.expectation(for: result.findings[index].finding.key) != nil {
+                let record = result.findings[index]
+                cases.append(
+                    Case(
+                        name: Self.caseName(kind, record.finding.signature), seconds: Self.seconds(of: record),
+                        result: .skipped(message: "expected (known, not new)", text: expectedLine(record, suite: suite, index: index))))
+            }
+        }
+        return cases
+    }
+
+    /// `crash: SIGILL at Parser.swift:51`, at most 500 characters (a signature made from a
+    /// message is 200 at most; a dashboard's row is no place for more).
+    package static func caseName(_ kind: FindingKind, _ signature: String) -> String {
+        let name = "\(kind.rawValue): \(signature)"
+        return name.count <= 500 ? name : String(name.prefix(499)) + "…"
+    }
+
+    /// How long a finding's reproducer ran (its minimized input's run when it has one).
+    static func seconds(of record: FindingRecord) -> Double {
+        Double((record.minimizedExecution ?? record.finding.execution).microseconds) / 1_000_000
+    }
+
     private func renderSuite(_ suite: RunReport.Suite, report: RunReport, into xml: inout String) {
         let result = suite.result
-        let failing = Set(suite.newFindings.map(\.finding.kind))
-        let found = Set(result.findings.map(\.finding.kind))
-        let kinds = Self.testcases(of: result)
-        let skippedChecks = kinds.filter { kind in
-            !failing.contains(kind) && (found.contains(kind) || skipReason(for: kind, result: result) != nil)
-        }
+        let cases = cases(of: suite)
         xml += "  <testsuite"
         xml += attribute("name", result.targetName)
         let errors = result.toolError == nil ? 0 : 1
-        xml += attribute("tests", "\(kinds.count + errors)")
-        xml += attribute("failures", "\(failing.count)")
+        xml += attribute("tests", "\(cases.count + errors)")
+        xml += attribute("failures", "\(cases.filter(\.isFailure).count)")
         xml += attribute("errors", "\(errors)")
-        xml += attribute("skipped", "\(skippedChecks.count)")
+        xml += attribute("skipped", "\(cases.filter(\.isSkipped).count)")
         xml += attribute("time", junitTime(result.totalSeconds))
         xml += attribute("timestamp", report.timestamp)
         xml += attribute("hostname", report.hostname)
@@ -80,52 +157,22 @@ public struct JUnitXMLReporter: Sendable {
             xml += "      <property" + attribute("name", name) + attribute("value", value) + "/>\n"
         }
         xml += "    </properties>\n"
-        let classname = "corrupt-fuzz." + result.targetName
-        for kind in kinds {
-            let all = result.findings.indices.filter { result.findings[$0].finding.kind == kind }
-            let records = all.filter { suite.expectation(for: result.findings[$0].finding.key) == nil }
-            let known = all.filter { suite.expectation(for: result.findings[$0].finding.key) != nil }
-            xml +=
-                "    <testcase" + attribute("name", kind.rawValue) + attribute("classname", classname)
-                + attribute("time", junitTime(result.totalSeconds)) + ">\n"
-            if all.isEmpty, let reason = skipReason(for: kind, result: result) {
-                xml += "      <skipped" + attribute("message", reason) + "/>\n"
-            }
-            if !known.isEmpty {
-                // Reporters count a test case with a <skipped> as skipped even when it also
-                // fails, so expected findings beside new ones go to its output instead.
-                let listing = XMLText.escape(known.map { expectedLine(result.findings[$0], suite: suite, index: $0) }.joined(separator: "\n"))
-                if records.isEmpty {
-                    let message = "\(known.count) expected \(kind.rawValue) finding\(known.count == 1 ? "" : "s") (known, not new)"
-                    xml += "      <skipped" + attribute("message", message) + ">" + listing + "</skipped>\n"
-                } else {
-                    xml += "      <system-out>expected findings of this check (known, not new):\n" + listing + "</system-out>\n"
-                }
-            }
-            for index in records.prefix(maxFullFailuresPerCheck) {
-                let record = result.findings[index]
-                let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
-                xml +=
-                    "      <failure" + attribute("type", kind.rawValue)
-                    + attribute("message", record.finding.signature) + ">"
-                xml += XMLText.escape(failureBody(record, saved: saved, seed: result.configuration.seed))
-                xml += "</failure>\n"
-            }
-            let rest = records.dropFirst(maxFullFailuresPerCheck)
-            if !rest.isEmpty {
-                let lines = rest.map { index -> String in
-                    let record = result.findings[index]
-                    let saved = index < suite.reproducers.count ? suite.reproducers[index] : nil
-                    return "\(record.finding.signature) (hit \(record.hits)x)" + (saved?.minimized.map { "; reproducer: \($0)" } ?? "")
-                }
-                xml +=
-                    "      <failure" + attribute("type", kind.rawValue)
-                    + attribute(
-                        "message",
-                        "and \(rest.count) more \(kind.rawValue) finding\(rest.count == 1 ? "" : "s") (listed here; each in full in summary.json and findings/)"
-                    ) + ">"
-                xml += XMLText.escape(lines.joined(separator: "\n"))
-                xml += "</failure>\n"
+        // A target's name is at most 40 characters when corrupt-fuzz makes it; one given whole
+        // is cut in the class name, which every test case repeats.
+        let classname = "corrupt-fuzz." + (result.targetName.count <= 200 ? result.targetName : String(result.targetName.prefix(199)) + "…")
+        for testcase in cases {
+            xml += "    <testcase" + attribute("name", testcase.name) + attribute("classname", classname) + attribute("time", junitTime(testcase.seconds))
+            switch testcase.result {
+            case .passed:
+                // Not self-closed: libxml2 refuses a run of start tags with no content between
+                // them once they pass 10 MB ("Huge input lookup"), and a target's name is in each.
+                xml += ">\n"
+            case .skipped(let message, let text):
+                xml += ">\n      <skipped" + attribute("message", message)
+                xml += text.map { ">" + XMLText.escape($0) + "</skipped>\n" } ?? "/>\n"
+            case .failed(let type, let message, let text):
+                xml += ">\n      <failure" + attribute("type", type) + attribute("message", message) + ">"
+                xml += XMLText.escape(text) + "</failure>\n"
             }
             xml += "    </testcase>\n"
         }
@@ -141,8 +188,8 @@ public struct JUnitXMLReporter: Sendable {
         xml += "  </testsuite>\n"
     }
 
-    /// The test cases of a suite: the checks its run made, and the kind of any finding it has
-    /// beyond them (a finding is never left out of the report).
+    /// The checks of a suite: the ones its run made, and the kind of any finding it has beyond
+    /// them (a finding is never left out of the report).
     static func testcases(of result: CampaignResult) -> [FindingKind] {
         let found = Set(result.findings.map(\.finding.kind))
         return FindingKind.allCases.filter { result.checkedKinds.contains($0) || found.contains($0) }
