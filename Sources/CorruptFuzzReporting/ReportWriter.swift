@@ -3,12 +3,12 @@ import CorruptFuzzRunner
 import Foundation
 
 /// Writes a run's report folder: reproducer files first (so nothing found is lost if a later
-/// step fails), then junit.xml, summary.json and report.json (everything, for
+/// step fails), then junit.xml, results.sarif, summary.json and report.json (everything, for
 /// `corrupt-fuzz merge`), each written to a temporary file and renamed.
 ///
 /// ```
 /// Reports/20261122-143000-seed42/
-///   junit.xml  summary.json  report.json
+///   junit.xml  results.sarif  summary.json  report.json
 ///   findings/habit-loader-naive/crash-1/minimized.habits  original.habits  finding.txt
 /// ```
 public struct ReportWriter: Sendable {
@@ -137,10 +137,12 @@ public struct ReportWriter: Sendable {
         _ = chmod(url.path, 0o755)
     }
 
-    /// Writes junit.xml, summary.json and report.json, and points `latest` at this run.
+    /// Writes junit.xml, results.sarif, summary.json and report.json, and points `latest` at
+    /// this run.
     public func writeReport(_ report: RunReport) throws(CorruptFuzzError) {
         try write(Data(JUnitXMLReporter().render(report).utf8), to: folder.appendingPathComponent("junit.xml"))
         do {
+            try write(try SARIFReporter().render(report), to: folder.appendingPathComponent("results.sarif"))
             try write(try SummaryJSON(report).encoded(), to: folder.appendingPathComponent("summary.json"))
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

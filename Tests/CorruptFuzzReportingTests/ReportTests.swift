@@ -151,3 +151,66 @@ struct ReportTests {
         #expect(throws: CorruptFuzzError.self) { try ReportWriter(root: "/proc/corrupt-fuzz-reports", runID: "x") }
     }
 }
+
+/// Validates a SARIF log against the SARIF 2.1.0 schema (OASIS, vendored in Resources) with
+/// Python's jsonschema; nil when valid, else its error.
+func sarifSchemaErrors(_ data: Data) throws -> String? {
+    let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/sarif-schema-2.1.0.json").path
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("sarif-\(UUID().uuidString).sarif")
+    try data.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let script = """
+        import json, sys, jsonschema
+        schema = json.load(open(sys.argv[1]))
+        errors = sorted(jsonschema.Draft4Validator(schema).iter_errors(json.load(open(sys.argv[2]))), key=str)
+        print("\\n".join(e.message + " at " + "/".join(map(str, e.absolute_path)) for e in errors[:5]))
+        sys.exit(1 if errors else 0)
+        """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script, schema, file.path]
+    let pipe = Pipe()
+    process.standardError = pipe
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? nil : output
+}
+
+@Suite("SARIF")
+struct SARIFTests {
+    @Test("results.sarif is valid SARIF 2.1.0: a result per finding, a stable fingerprint per bug, the schema line as location, expected findings as notes")
+    func sarif() throws {
+        var report = sampleReport(stderr: Array("]]> \u{1} \"quoted\"".utf8))
+        report.suites[0].reproducers[1].location = "Corpus/schemas/habit-tracker.ksy:31"
+        report.suites[0].markExpected(by: try KnownFindings(parsing: "crash: SIGSEGV*", file: "known.txt"))
+        let data = try SARIFReporter().render(report)
+        #expect(try sarifSchemaErrors(data) == nil)
+        let log = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(log["version"] as? String == "2.1.0")
+        let run = try #require((log["runs"] as? [[String: Any]])?.first)
+        let results = try #require(run["results"] as? [[String: Any]])
+        #expect(results.count == 2)
+        #expect(results.map { $0["ruleId"] as? String } == ["crash", "silent-acceptance"])
+        #expect(results.map { $0["level"] as? String } == ["note", "error"])
+        let location = try #require((results[1]["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])
+        #expect((location["artifactLocation"] as? [String: Any])?["uri"] as? String == "Corpus/schemas/habit-tracker.ksy")
+        #expect((location["region"] as? [String: Any])?["startLine"] as? Int == 31)
+        #expect(results[0]["locations"] == nil)
+        #expect((results[1]["message"] as? [String: Any])?["text"] as? String == nil ? false : true)
+        // The same bug on another night (other hits, inputs and times) has the same fingerprint;
+        // another bug has another.
+        func fingerprints(_ data: Data) throws -> [String] {
+            let log = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let results = try #require(((log["runs"] as? [[String: Any]])?.first?["results"]) as? [[String: Any]])
+            return results.compactMap { ($0["partialFingerprints"] as? [String: String])?["corruptFuzzFinding/v1"] }
+        }
+        var tomorrow = sampleReport(stderr: [])
+        tomorrow.suites[0].result.findings[0].hits = 99
+        tomorrow.suites[0].result.findings[0].finding.input = TestInput(bytes: [9, 9], seedName: "other")
+        tomorrow.runID = "another-night"
+        let first = try fingerprints(data), second = try fingerprints(try SARIFReporter().render(tomorrow))
+        #expect(first.count == 2 && first == second && first[0] != first[1])
+    }
+}
