@@ -4,15 +4,15 @@ import CorruptFuzzRunner
 import Foundation
 import Testing
 
-/// Validates XML against the strict Jenkins JUnit schema with xmllint.
-func xmllintSchemaErrors(_ xml: String) throws -> String? {
-    let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/junit-10.xsd").path
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("junit-\(UUID().uuidString).xml")
-    try xml.write(to: file, atomically: true, encoding: .utf8)
+/// Runs a checker (`env ARGUMENTS…`) on `data`, written to a temporary file whose path is
+/// the last argument: nil when it exits 0, else what it printed.
+func checkerErrors(_ data: Data, extension suffix: String, _ arguments: [String]) throws -> String? {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("checked-\(UUID().uuidString).\(suffix)")
+    try data.write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["xmllint", "--noout", "--schema", schema, file.path]
+    process.arguments = arguments + [file.path]
     let pipe = Pipe()
     process.standardError = pipe
     process.standardOutput = pipe
@@ -20,6 +20,16 @@ func xmllintSchemaErrors(_ xml: String) throws -> String? {
     let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     return process.terminationStatus == 0 ? nil : output
+}
+
+/// A file of Resources, beside this one.
+func resource(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/\(name)").path
+}
+
+/// Validates XML against the strict Jenkins JUnit schema with xmllint.
+func xmllintSchemaErrors(_ xml: String) throws -> String? {
+    try checkerErrors(Data(xml.utf8), extension: "xml", ["xmllint", "--noout", "--schema", resource("junit-10.xsd")])
 }
 
 func sampleReport(stderr: [UInt8]) -> RunReport {
@@ -155,10 +165,6 @@ struct ReportTests {
 /// Validates a SARIF log against the SARIF 2.1.0 schema (OASIS, vendored in Resources) with
 /// Python's jsonschema; nil when valid, else its error.
 func sarifSchemaErrors(_ data: Data) throws -> String? {
-    let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/sarif-schema-2.1.0.json").path
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("sarif-\(UUID().uuidString).sarif")
-    try data.write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
     let script = """
         import json, sys, jsonschema
         schema = json.load(open(sys.argv[1]))
@@ -166,16 +172,7 @@ func sarifSchemaErrors(_ data: Data) throws -> String? {
         print("\\n".join(e.message + " at " + "/".join(map(str, e.absolute_path)) for e in errors[:5]))
         sys.exit(1 if errors else 0)
         """
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script, schema, file.path]
-    let pipe = Pipe()
-    process.standardError = pipe
-    process.standardOutput = pipe
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return process.terminationStatus == 0 ? nil : output
+    return try checkerErrors(data, extension: "sarif", ["python3", "-c", script, resource("sarif-schema-2.1.0.json")])
 }
 
 @Suite("SARIF")
