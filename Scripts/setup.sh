@@ -46,6 +46,7 @@ debian_packages=(
     libxml2-utils   # xmllint: the tests and the nightly merge check junit.xml against its schema
     sqlite3         # the sqlite3 shell, to look into a database a finding saved
     python3         # a test's foreign loader (plistlib), the nightly summary, run-workflow.py
+    python3-jsonschema # a test checks results.sarif against the SARIF 2.1.0 schema
     libc6-dev       # C headers: the crash-point recorder is compiled with clang on first use
     git             # SwiftPM fetches dependencies with it
     ca-certificates # ... over https
@@ -86,6 +87,12 @@ if [ "$os" = Darwin ]; then
     for tool in xmllint sqlite3 python3; do
         command -v "$tool" >/dev/null 2>&1 || say "warning: no $tool on PATH (Xcode's command-line tools have it)"
     done
+    # A test checks results.sarif against the SARIF schema with Python's jsonschema, which no
+    # Homebrew formula brings.
+    if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+        say "installing Python's jsonschema for the SARIF test (python3 -m pip install --user jsonschema)"
+        python3 -m pip install --user --quiet jsonschema >&2 || say "warning: could not install jsonschema; the SARIF test will say so"
+    fi
     path="$(brew --prefix libxml2)/lib/pkgconfig:$(brew --prefix sqlite)/lib/pkgconfig"
     case ":${PKG_CONFIG_PATH:-}:" in
         *":$path:"*) ;;
