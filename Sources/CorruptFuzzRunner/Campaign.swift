@@ -478,19 +478,10 @@ public final class Campaign: @unchecked Sendable {
         let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
         let overall = min(end ?? .now + .seconds(86400), .now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000)))
         // Kinds in order of severity (crash first), then in the order found.
-        let sorted = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
-        minimize(&findings, sorted, slots: slots, minimizer: minimizer, overall: overall, shouldStop: shouldStop)
-    }
-
-    /// Minimizes the findings at `order`, `slots` at a time.
-    private func minimize(
-        _ findings: inout [FindingRecord], _ order: [Int], slots: Int, minimizer: Minimizer, overall: ContinuousClock.Instant,
-        shouldStop: @Sendable () -> Bool
-    ) {
-        guard !order.isEmpty else { return }
+        let order = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: min(slots, order.count)) { slot in
+            DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
                 for index in stride(from: slot, to: order.count, by: slots).map({ order[$0] }) {
                     var record = records[index]
                     let original = record.finding.input
@@ -515,7 +506,7 @@ public final class Campaign: @unchecked Sendable {
                         // another finding on a busier machine: a hang is confirmed by the judge;
                         // anything else must finish within half the deadline (an entity bomb
                         // accepted in 480 of 500 ms is a hang the next time).
-                        if record.finding.kind != .hang, judged.execution.microseconds > Int64(configuration.limits.timeoutMilliseconds) * 500 {
+                        if !isHang, judged.execution.microseconds > Int64(timeout) * 500 {
                             return false
                         }
                         lastExecution = judged.execution

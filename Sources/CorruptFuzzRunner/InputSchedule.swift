@@ -198,6 +198,7 @@ public struct InputSchedule: Sendable {
                     continue
                 } else if largeIndex < large.count {
                     (entry, seed) = large[largeIndex]
+                    // Its recipe is let go once taken (an entry made at once holds its bytes).
                     large[largeIndex].entry = CatalogueEntry(name: "", make: { [] })
                     largeIndex += 1
                 } else {

@@ -80,13 +80,7 @@ public final class Judge: Sendable {
     ) throws(CorruptFuzzError) -> Judgement {
         let watch = self.watch(input)
         var execution = try executor.execute(watch.input, slot: slot)
-        let confirms =
-            switch confirming {
-            case .untilOneIsConfirmed: !confirmedHang.value
-            case .every: true
-            case .none: false
-            }
-        guard case .hung(let first) = execution.outcome, confirms else {
+        guard case .hung(let first) = execution.outcome, confirms(confirming) else {
             return judge(input, execution: execution, slot: slot, watch: watch)
         }
         let again = try executor.confirmHang(watch.input, slot: slot, margin: hangMargin)
@@ -105,6 +99,15 @@ public final class Judge: Sendable {
     /// Which suspected hangs ``run(_:on:slot:confirming:hangMargin:)`` runs again to confirm.
     public enum HangConfirmation: Sendable {
         case untilOneIsConfirmed, every, none
+    }
+
+    /// Whether a suspected hang is confirmed (asked only of a hang: the flag takes a lock).
+    private func confirms(_ confirming: HangConfirmation) -> Bool {
+        switch confirming {
+        case .untilOneIsConfirmed: !confirmedHang.value
+        case .every: true
+        case .none: false
+        }
     }
 
     /// One run of an input, watched by the listener: ``input`` is what to run, with the

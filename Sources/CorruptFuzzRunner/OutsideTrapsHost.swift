@@ -101,7 +101,7 @@ public final class OutsideTrapsHost: @unchecked Sendable {
     /// length, so the document parses as the saved one does; a URL of the bare origin
     /// (`http://127.0.0.1:PORT/x`, which a minimizer may leave) gets the run's folder put in.
     public func stamp(_ bytes: [UInt8]) -> Stamp? {
-        guard let origin, Oracle.occurs(Self.loopback, in: bytes) else { return nil }
+        guard let origin else { return nil }
         let originBytes = Array(origin.utf8)
         guard Oracle.occurs(originBytes, in: bytes) else { return nil }
         lock.lock()

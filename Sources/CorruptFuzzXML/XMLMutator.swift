@@ -39,8 +39,8 @@ public struct XMLMutator: StructureAwareMutator {
     /// The hostile documents and the structure stage (``XMLStructureStage``: every element,
     /// attribute and text of the seed changed in turn), interleaved, each made when it is due.
     public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
-        let hostile = hostileCatalogue(of: bytes, traps: context.traps, maxLength: context.maxInputLength)
-        guard let tree = try? XMLReader.read(bytes) else { return hostile }
+        guard let tree = try? XMLReader.read(bytes) else { return [] }
+        let hostile = hostileCatalogue(of: tree, traps: context.traps, maxLength: context.maxInputLength)
         let structure = XMLStructureStage(tree: tree).entries()
         var out: [CatalogueEntry] = []
         out.reserveCapacity(hostile.count + structure.count)
@@ -58,8 +58,7 @@ public struct XMLMutator: StructureAwareMutator {
     /// external entities and DTDs (naming the canary file and the listener's URLs when the
     /// campaign set them), deep nesting, a huge text node, 100,000 attributes.
     /// Each is made when it is due; one known to be over `maxLength` bytes is left out.
-    func hostileCatalogue(of bytes: [UInt8], traps: OutsideTraps?, maxLength: Int = .max) -> [CatalogueEntry] {
-        guard let tree = try? XMLReader.read(bytes) else { return [] }
+    func hostileCatalogue(of tree: XMLTree, traps: OutsideTraps?, maxLength: Int = .max) -> [CatalogueEntry] {
         let root = tree.root.name
         var out: [CatalogueEntry] = []
         /// `rootOnly`: the document depends on the seed's root element alone.
@@ -150,8 +149,7 @@ public struct XMLMutator: StructureAwareMutator {
     }
 
     func treeMutation(_ tree: XMLTree, rng: inout FuzzRNG) -> StructuredMutation? {
-        var paths: [[Int]] = []
-        collect(tree.root, path: [], into: &paths)
+        let paths = tree.root.elementPaths()
         let path = paths[rng.below(paths.count)]
         var root = tree.root
         let name: String
@@ -161,38 +159,38 @@ public struct XMLMutator: StructureAwareMutator {
         ]
         switch rng.below(7) {
         case 0 where !path.isEmpty:
-            update(&root, parentOf: path) { $0.children.remove(at: path.last!) }
+            root.update(at: Array(path.dropLast())) { $0.children.remove(at: path.last!) }
             name = "delete-element"
         case 1 where !path.isEmpty:
-            update(&root, parentOf: path) { $0.children.insert($0.children[path.last!], at: path.last!) }
+            root.update(at: Array(path.dropLast())) { $0.children.insert($0.children[path.last!], at: path.last!) }
             name = "duplicate-element"
         case 2 where path.count >= 2 && rng.oneIn(2):
             // Move: the element leaves its parent for its grandparent's first child's place.
             var moved: XMLTree.Node?
-            update(&root, parentOf: path) { moved = $0.children.remove(at: path.last!) }
-            if let moved { update(&root, parentOf: Array(path.dropLast())) { $0.children.insert(moved, at: 0) } }
+            root.update(at: Array(path.dropLast())) { moved = $0.children.remove(at: path.last!) }
+            if let moved { root.update(at: Array(path.dropLast(2))) { $0.children.insert(moved, at: 0) } }
             name = "move-element"
         case 2 where !path.isEmpty:
-            update(&root, parentOf: path) {
+            root.update(at: Array(path.dropLast())) {
                 let j = rng.below($0.children.count)
                 $0.children.swapAt(path.last!, j)
             }
             name = "swap-elements"
         case 3:
-            update(&root, at: path) { element in
+            root.update(at: path) { element in
                 guard !element.attributes.isEmpty else { return }
                 element.attributes.remove(at: rng.below(element.attributes.count))
             }
             name = "drop-attribute"
         case 4:
-            update(&root, at: path) { element in
+            root.update(at: path) { element in
                 guard let first = element.attributes.first else { return }
                 element.attributes.append(first)
             }
             name = "duplicate-attribute"
         case 5:
             let value = boundary[rng.below(boundary.count)]
-            update(&root, at: path) { element in
+            root.update(at: path) { element in
                 if element.attributes.isEmpty {
                     element.children = [.text(value)]
                 } else {
@@ -202,7 +200,7 @@ public struct XMLMutator: StructureAwareMutator {
             name = "boundary-value"
         default:
             let value = boundary[rng.below(boundary.count)]
-            update(&root, at: path) { $0.children = [.text(value)] }
+            root.update(at: path) { $0.children = [.text(value)] }
             name = "boundary-text"
         }
         return StructuredMutation(bytes: XMLWriter.write(XMLTree(root: root)), name: name)
@@ -262,23 +260,5 @@ public struct XMLMutator: StructureAwareMutator {
             replaced.replaceSubrange(range, with: "xmlns:bad")
             return StructuredMutation(bytes: Array(replaced.utf8), name: "namespace-changed")
         }
-    }
-
-    private func collect(_ element: XMLTree.Element, path: [Int], into paths: inout [[Int]]) {
-        paths.append(path)
-        for (i, child) in element.children.enumerated() {
-            if case .element(let e) = child { collect(e, path: path + [i], into: &paths) }
-        }
-    }
-
-    private func update(_ element: inout XMLTree.Element, at path: [Int], _ change: (inout XMLTree.Element) -> Void) {
-        guard let first = path.first else { return change(&element) }
-        guard first < element.children.count, case .element(var child) = element.children[first] else { return }
-        update(&child, at: Array(path.dropFirst()), change)
-        element.children[first] = .element(child)
-    }
-
-    private func update(_ element: inout XMLTree.Element, parentOf path: [Int], _ change: (inout XMLTree.Element) -> Void) {
-        update(&element, at: Array(path.dropLast()), change)
     }
 }

@@ -22,16 +22,14 @@ package struct XMLStructureStage {
     /// The entries, each made when due.
     package func entries() -> [CatalogueEntry] {
         var all: [(name: String, change: @Sendable (inout XMLTree.Element) -> Void)] = []
-        var paths: [[Int]] = []
-        Self.collect(tree.root, path: [], into: &paths)
-        for path in paths {
-            guard let element = Self.element(in: tree.root, at: path) else { continue }
+        for path in tree.root.elementPaths() {
+            guard let element = tree.root.element(at: path) else { continue }
             let where_ = Self.describe(path, in: tree.root)
             if let index = path.last {
                 let parent = Array(path.dropLast())
-                all.append(("drop-element \(where_)", { root in Self.update(&root, at: parent) { $0.children.remove(at: index) } }))
+                all.append(("drop-element \(where_)", { root in root.update(at: parent) { $0.children.remove(at: index) } }))
                 all.append(
-                    ("duplicate-element \(where_)", { root in Self.update(&root, at: parent) { $0.children.insert($0.children[index], at: index) } }))
+                    ("duplicate-element \(where_)", { root in root.update(at: parent) { $0.children.insert($0.children[index], at: index) } }))
                 if path.count >= 2 {
                     // To its grandparent, first: out of the parent that gives it meaning.
                     let grandparent = Array(parent.dropLast())
@@ -40,19 +38,19 @@ package struct XMLStructureStage {
                             "move-element-up \(where_)",
                             { root in
                                 var moved: XMLTree.Node?
-                                Self.update(&root, at: parent) { moved = $0.children.remove(at: index) }
-                                if let moved { Self.update(&root, at: grandparent) { $0.children.insert(moved, at: 0) } }
+                                root.update(at: parent) { moved = $0.children.remove(at: index) }
+                                if let moved { root.update(at: grandparent) { $0.children.insert(moved, at: 0) } }
                             }
                         ))
                 }
             }
             for (a, attribute) in element.attributes.enumerated() {
                 let at = "\(where_)/@\(attribute.name)"
-                all.append(("drop-attribute \(at)", { root in Self.update(&root, at: path) { $0.attributes.remove(at: a) } }))
-                all.append(("duplicate-attribute \(at)", { root in Self.update(&root, at: path) { $0.attributes.insert($0.attributes[a], at: a + 1) } }))
+                all.append(("drop-attribute \(at)", { root in root.update(at: path) { $0.attributes.remove(at: a) } }))
+                all.append(("duplicate-attribute \(at)", { root in root.update(at: path) { $0.attributes.insert($0.attributes[a], at: a + 1) } }))
                 for value in [""] + Self.boundaries(of: attribute.value) {
                     let label = value.isEmpty ? "empty" : value
-                    all.append(("attribute=\(label) \(at)", { root in Self.update(&root, at: path) { $0.attributes[a].value = value } }))
+                    all.append(("attribute=\(label) \(at)", { root in root.update(at: path) { $0.attributes[a].value = value } }))
                 }
             }
             let text = element.children.compactMap { child -> String? in
@@ -61,13 +59,13 @@ package struct XMLStructureStage {
             }.joined()
             if !text.allSatisfy(\.isWhitespace) {
                 all.append(
-                    ("empty-text \(where_)", { root in Self.update(&root, at: path) { $0.children.removeAll { if case .text = $0 { true } else { false } } } }))
+                    ("empty-text \(where_)", { root in root.update(at: path) { $0.children.removeAll { if case .text = $0 { true } else { false } } } }))
                 for depth in Self.textNestingLadder {
                     all.append(
                         (
                             "nested-markup-\(depth) \(where_)",
                             { root in
-                                Self.update(&root, at: path) { element in
+                                root.update(at: path) { element in
                                     var node = XMLTree.Node.text(text)
                                     for _ in 0..<depth { node = .element(XMLTree.Element(name: "b", attributes: [], children: [node])) }
                                     element.children = [node]
@@ -125,28 +123,5 @@ package struct XMLStructureStage {
             element = child
         }
         return text
-    }
-
-    static func collect(_ element: XMLTree.Element, path: [Int], into paths: inout [[Int]]) {
-        paths.append(path)
-        for (i, child) in element.children.enumerated() {
-            if case .element(let e) = child { collect(e, path: path + [i], into: &paths) }
-        }
-    }
-
-    static func element(in root: XMLTree.Element, at path: [Int]) -> XMLTree.Element? {
-        var element = root
-        for index in path {
-            guard index < element.children.count, case .element(let child) = element.children[index] else { return nil }
-            element = child
-        }
-        return element
-    }
-
-    static func update(_ element: inout XMLTree.Element, at path: [Int], _ change: (inout XMLTree.Element) -> Void) {
-        guard let first = path.first else { return change(&element) }
-        guard first < element.children.count, case .element(var child) = element.children[first] else { return }
-        update(&child, at: Array(path.dropFirst()), change)
-        element.children[first] = .element(child)
     }
 }

@@ -69,3 +69,37 @@ public struct XMLProblem: Error, Sendable, Hashable, CustomStringConvertible {
         Violation(.corrupt, message, at: "line \(line)" + (path.map { " \($0)" } ?? ""))
     }
 }
+
+extension XMLTree.Element {
+    /// The path of every element in this one's tree, this one's (`[]`) first, each as child
+    /// indices from here, in document order.
+    func elementPaths() -> [[Int]] {
+        var paths: [[Int]] = []
+        func collect(_ element: XMLTree.Element, _ path: [Int]) {
+            paths.append(path)
+            for (i, child) in element.children.enumerated() {
+                if case .element(let e) = child { collect(e, path + [i]) }
+            }
+        }
+        collect(self, [])
+        return paths
+    }
+
+    /// The element at `path` (child indices from here), if there is one.
+    func element(at path: [Int]) -> XMLTree.Element? {
+        var element = self
+        for index in path {
+            guard index < element.children.count, case .element(let child) = element.children[index] else { return nil }
+            element = child
+        }
+        return element
+    }
+
+    /// Applies `change` to the element at `path`; nothing when there is none.
+    mutating func update(at path: [Int], _ change: (inout XMLTree.Element) -> Void) {
+        guard let first = path.first else { return change(&self) }
+        guard first < children.count, case .element(var child) = children[first] else { return }
+        child.update(at: Array(path.dropFirst()), change)
+        children[first] = .element(child)
+    }
+}
