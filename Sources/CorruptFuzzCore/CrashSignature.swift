@@ -83,7 +83,14 @@ public enum CrashSignature {
         for line in stderr.split(whereSeparator: \.isNewline) {
             if line.hasPrefix("Thread "), line.hasSuffix("crashed:") { inCrashedThread = true; continue }
             if line.hasPrefix("Thread "), inCrashedThread, !frames.isEmpty { break }
-            if let frame = swiftBacktraceFrame(line) ?? sanitizerFrame(line) { frames.append(frame) }
+            if let frame = swiftBacktraceFrame(line) {
+                frames.append(frame)
+            } else if let frame = sanitizerFrame(line) {
+                // A sanitizer's report holds more stacks after the crash's (where the memory was
+                // allocated, freed): each starts again at #0.
+                if !frames.isEmpty, line.trimmingSpaces().hasPrefix("#0 ") { break }
+                frames.append(frame)
+            }
         }
         return frames
     }

@@ -50,6 +50,12 @@ public struct Oracle: Sendable {
             // so one bug keeps one signature however the input was made.
             if case .invalid(let violation)? = verdict, violation.reason == expectation.reason {
                 label = verdict
+            } else if expectation.mayBeAccepted, !execution.outcome.isRejection {
+                // Accepted: the validator's verdict decides, as for any input.
+                switch verdict {
+                case .invalid?, .valid?: label = verdict
+                case .undecided?, .error?, nil: label = nil
+                }
             } else {
                 label = .invalid(Violation(expectation.reason, expectation.because))
             }

@@ -14,6 +14,12 @@ public enum Outcome: Sendable, Hashable, Codable {
     case outOfMemory(peakKilobytes: Int64, message: String?)
 
     /// An accepted input's digest, when there is one.
+    /// Whether the loader rejected the input.
+    package var isRejection: Bool {
+        if case .rejected = self { return true }
+        return false
+    }
+
     package var acceptedDigest: String? {
         if case .accepted(let digest) = self, !digest.isEmpty { return digest }
         return nil

@@ -7,10 +7,23 @@ public struct Expectation: Sendable, Hashable, Codable {
     public var reason: Reason
     /// Why this is expected, for reports ("the file does not exist").
     public var because: String
+    /// Whether accepting the input is fine too, unless the validator calls it invalid: an entity
+    /// bomb is well-formed XML, harmless to a loader that never expands it (one that does runs
+    /// out of time or memory, and that is the finding); a loader that rejects it must say
+    /// ``reason``.
+    public var mayBeAccepted: Bool
 
-    public init(reason: Reason, because: String) {
+    public init(reason: Reason, because: String, mayBeAccepted: Bool = false) {
         self.reason = reason
         self.because = because
+        self.mayBeAccepted = mayBeAccepted
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        reason = try container.decode(Reason.self, forKey: .reason)
+        because = try container.decode(String.self, forKey: .because)
+        mayBeAccepted = try container.decodeIfPresent(Bool.self, forKey: .mayBeAccepted) ?? false
     }
 
     public static let notFound = Expectation(reason: .notFound, because: Violation.notFound.message)

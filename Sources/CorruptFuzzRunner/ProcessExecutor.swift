@@ -36,6 +36,9 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     private let argvs: [[UnsafeMutablePointer<CChar>?]]
     private let missingArgvs: [[UnsafeMutablePointer<CChar>?]]
     private let envp: [UnsafeMutablePointer<CChar>?]
+    /// The RLIMIT_AS of each run: the memory limit, or none for a sanitized executable (whose
+    /// sanitizer gets the limit instead, ``SanitizedExecutable``).
+    private let addressSpaceLimit: Int64
     private let outBuffers: [UnsafeMutablePointer<UInt8>]
     private let errBuffers: [UnsafeMutablePointer<UInt8>]
 
@@ -60,7 +63,10 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         missingPaths = (0..<self.slots).map { "\(directory)/missing-\($0)\(suffix)" }
         argvs = inputPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
         missingArgvs = missingPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
-        envp = Self.cStrings(Self.targetEnvironment(adding: environment).map { "\($0.key)=\($0.value)" }.sorted())
+        addressSpaceLimit = SanitizedExecutable.addressSpaceLimit(forExecutableAt: command.executablePath, limit: limits.memoryLimit)
+        envp = Self.cStrings(
+            Self.targetEnvironment(adding: environment, executable: command.executablePath, limit: limits.memoryLimit).map { "\($0.key)=\($0.value)" }
+                .sorted())
         outBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
         errBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
     }
@@ -77,7 +83,8 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// or colour, sanitizers that abort (so that a report is a crash), the crash reporter of
     /// targets without one preloaded (``PreloadLibrary/crashHandler``; `CORRUPT_FUZZ_CRASH_HANDLER=0`
     /// leaves it out), then `extra` (whose `LD_PRELOAD` is added to the crash reporter's).
-    public static func targetEnvironment(adding extra: [String: String]) -> [String: String] {
+    /// For a sanitized `executable`, the sanitizer's options carry `limit` (``SanitizedExecutable``).
+    public static func targetEnvironment(adding extra: [String: String], executable: String? = nil, limit: Int64 = 0) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
         // A sanitizer runtime linked dynamically (gcc's) refuses to start when another library
@@ -91,7 +98,8 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
             if key == "LD_PRELOAD" { preload.append(value) } else { env[key] = value }
         }
         if !preload.isEmpty { env["LD_PRELOAD"] = preload.filter { !$0.isEmpty }.joined(separator: ":") }
-        return env
+        guard let executable else { return env }
+        return SanitizedExecutable.environment(env, forExecutableAt: executable, limit: limit)
     }
 
     /// The crash reporter's path, unless `CORRUPT_FUZZ_CRASH_HANDLER` is `0`, `off` or `none`, or
@@ -113,7 +121,8 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         _ command: TargetCommand, replacing placeholder: String, with value: String, environment: [String: String] = [:], limits: Limits
     ) throws(CorruptFuzzError) -> Execution {
         let argv = cStrings([command.executablePath] + command.words.dropFirst().map { $0.replacing(placeholder, with: value) })
-        let envp = cStrings(targetEnvironment(adding: environment).map { "\($0.key)=\($0.value)" }.sorted())
+        let envp = cStrings(
+            targetEnvironment(adding: environment, executable: command.executablePath, limit: limits.memoryLimit).map { "\($0.key)=\($0.value)" }.sorted())
         let out = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, limits.outputCap))
         let err = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, limits.outputCap))
         defer {
@@ -124,13 +133,15 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         }
         let stdinFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { if stdinFD >= 0 { close(stdinFD) } }
-        return try spawn(command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, out: out, err: err)
+        return try spawn(
+            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits,
+            addressSpace: SanitizedExecutable.addressSpaceLimit(forExecutableAt: command.executablePath, limit: limits.memoryLimit), out: out, err: err)
     }
 
     /// Starts one run and waits for it, its output into `out` and `err`.
     private static func spawn(
         _ executable: String, argv: [UnsafeMutablePointer<CChar>?], envp: [UnsafeMutablePointer<CChar>?], stdin: Int32, limits: Limits,
-        out: UnsafeMutablePointer<UInt8>, err: UnsafeMutablePointer<UInt8>
+        addressSpace: Int64, out: UnsafeMutablePointer<UInt8>, err: UnsafeMutablePointer<UInt8>
     ) throws(CorruptFuzzError) -> Execution {
         var result = cf_result()
         result.out.bytes = out
@@ -140,7 +151,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         let status = argv.withUnsafeBufferPointer { argvPointer in
             envp.withUnsafeBufferPointer { envPointer in
                 cf_run(
-                    executable, argvPointer.baseAddress, envPointer.baseAddress, stdin, limits.memoryLimit,
+                    executable, argvPointer.baseAddress, envPointer.baseAddress, stdin, addressSpace,
                     Int32(clamping: limits.timeoutMilliseconds), &result)
             }
         }
@@ -151,6 +162,12 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         let stdout = Array(UnsafeBufferPointer(start: result.out.bytes, count: result.out.length))
         let stderr = Array(UnsafeBufferPointer(start: result.err.bytes, count: result.err.length))
         let outcome = classify(result, stdout: stdout, stderr: stderr, limits: limits)
+        let failed = result.end == CF_SIGNALED || (result.end == CF_EXITED && result.code != 0)
+        if failed,
+            let error = SanitizedExecutable.startFailure(executable, stderr: String(decoding: stderr.prefix(4096), as: UTF8.self))
+        {
+            throw error
+        }
         return Execution(outcome: outcome, stdout: stdout, stderr: stderr, microseconds: result.elapsed_us)
     }
 
@@ -184,7 +201,8 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
 
         let argv = input.bytes == nil ? missingArgvs[slot] : argvs[slot]
         return try Self.spawn(
-            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, out: outBuffers[slot], err: errBuffers[slot])
+            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, addressSpace: limits.memoryLimit == 0 ? 0 : addressSpaceLimit,
+            out: outBuffers[slot], err: errBuffers[slot])
     }
 
     // MARK: - Classification

@@ -261,14 +261,15 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
         let logPath = workDirectory.appendingPathComponent("log-\(slot)").path
         let log = open(logPath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
-        var env = ProcessExecutor.targetEnvironment(adding: environment)
+        var env = ProcessExecutor.targetEnvironment(adding: environment, executable: path, limit: limits.memoryLimit)
         env[Self.protocolVariable.name] = Self.protocolVariable.value
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         let pid = argv.withUnsafeBufferPointer { a in
             envp.withUnsafeBufferPointer { e in
-                cf_worker_spawn(path, a.baseAddress, e.baseAddress, commandPipe[0], resultPipe[1], log, limits.memoryLimit)
+                cf_worker_spawn(path, a.baseAddress, e.baseAddress, commandPipe[0], resultPipe[1], log,
+                    SanitizedExecutable.addressSpaceLimit(forExecutableAt: path, limit: limits.memoryLimit))
             }
         }
         close(commandPipe[0])

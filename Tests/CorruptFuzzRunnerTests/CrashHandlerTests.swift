@@ -31,16 +31,18 @@ private let loaderSource = """
 @Suite("The crash reporter of C targets")
 struct CrashHandlerTests {
     /// The loader, compiled with the first C compiler corrupt-fuzz itself would use.
-    static func buildLoader() throws -> String? {
+    static func buildLoader(_ source: String = loaderSource, flags: [String] = []) throws -> String? {
         guard let compiler = PreloadLibrary.compilers(environment: ProcessInfo.processInfo.environment).first else { return nil }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-crash-handler-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let source = folder.appendingPathComponent("loader.c")
-        try Data(loaderSource.utf8).write(to: source)
+        let sourceFile = folder.appendingPathComponent("loader.c")
+        try Data(source.utf8).write(to: sourceFile)
         let binary = folder.appendingPathComponent("c-loader").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: compiler)
-        process.arguments = ["-O1", "-o", binary, source.path]
+        process.arguments = ["-O1", "-g"] + flags + ["-o", binary, sourceFile.path]
+        // ld.gold warns about every local symbol of the ASan runtime.
+        process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
         return process.terminationStatus == 0 ? binary : nil
@@ -70,6 +72,70 @@ struct CrashHandlerTests {
         #expect(Set([assertion?.signature, aborted?.signature, wild?.signature]).count == 3)
         // The same crash again: the same signature (module offsets do not move between runs).
         #expect(try signature("AZA").1?.signature == aborted?.signature)
+    }
+
+    /// An ASan loader: a heap overflow, and 4 GB allocated 100 MB at a time.
+    static let sanitizedSource = """
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+        char *volatile sink;
+        int main(int argc, char **argv) {
+            FILE *f = fopen(argv[1], "rb");
+            if (!f) { fprintf(stderr, "reason: not-found\\n"); return 1; }
+            unsigned char buf[64];
+            size_t n = fread(buf, 1, sizeof buf, f);
+            fclose(f);
+            if (n > 3 && buf[0] == 'B') { volatile char *p = malloc(8); p[8 + (buf[1] & 3)] = 1; free((void *)p); }
+            if (n > 0 && buf[0] == 'M') {
+                for (int i = 0; i < 40; i++) { char *p = malloc(100 << 20); if (!p) return 1; memset(p, 1, 100 << 20); sink = p; }
+            }
+            return 0;
+        }
+        """
+
+    @Test(
+        "an AddressSanitizer target runs under the default memory limit: its sanitizer gets the limit, not RLIMIT_AS; a heap overflow's signature is the crash's stack alone",
+        .enabled(if: isLinux))
+    func sanitizedTarget() throws {
+        guard let binary = try Self.buildLoader(Self.sanitizedSource, flags: ["-fsanitize=address"]) else {
+            Issue.record("the C compiler cannot build with -fsanitize=address here")
+            return
+        }
+        let folder = (binary as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(SanitizedExecutable.runtime(ofExecutableAt: binary).map { SanitizedExecutable.runtimes[$0].name } == "AddressSanitizer")
+        let executor = try ProcessExecutor(command: try TargetCommand("\(binary) @@"), limits: .init(timeoutMilliseconds: 20_000, memoryLimit: 512 << 20))
+        func run(_ text: String) throws -> Execution {
+            try executor.execute(TestInput(bytes: Array(text.utf8), seedName: "s"), slot: 0)
+        }
+        // Under RLIMIT_AS it would not start at all (exit 1, a rejection of everything).
+        #expect(try run("hello").outcome == .accepted(digest: ""))
+        let overflow = try run("BAxx")
+        guard case .crashed(_, let frames, let message) = overflow.outcome else {
+            Issue.record("not a crash: \(overflow.outcome)")
+            return
+        }
+        #expect(message?.contains("heap-buffer-overflow") == true)
+        // The allocation's stack ("allocated by thread T0 here: #0 malloc …") is not the crash's.
+        #expect(frames.first == "main" && !frames.contains("malloc"), "\(frames)")
+        let blowUp = try run("MMMM")
+        guard case .outOfMemory(_, let why) = blowUp.outcome else {
+            Issue.record("not an oom: \(blowUp.outcome)")
+            return
+        }
+        #expect(why?.contains("rss limit") == true || why?.contains("malloc") == true, "\(why ?? "")")
+        // A script that starts the sanitized program cannot be recognized: a clear error, not
+        // rejections.
+        let script = folder + "/wrapper.sh"
+        try Data("#!/bin/sh\nexec \(binary) \"$@\"\n".utf8).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let wrapped = try ProcessExecutor(command: try TargetCommand("\(script) @@"), limits: .init(timeoutMilliseconds: 20_000))
+        #expect {
+            try wrapped.execute(TestInput(bytes: Array("hello".utf8), seedName: "s"), slot: 0)
+        } throws: { error in
+            (error as? CorruptFuzzError)?.message.contains("--memory-limit 0") == true
+        }
     }
 
     @Test("the crash reporter joins a target's own LD_PRELOAD, and a dynamically linked ASan is told not to mind", .enabled(if: isLinux))
