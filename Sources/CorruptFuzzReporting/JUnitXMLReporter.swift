@@ -235,6 +235,7 @@ public struct JUnitXMLReporter: Sendable {
         lines.append("input: \(finding.input.origin)")
         lines.append("seed: \(seed) (rerun with --seed \(seed))")
         lines.append("first hit: execution \(record.firstExecution), after \(junitTime(record.firstSeconds)) s; hits: \(record.hits)")
+        lines += Self.variantLines(record, saved: saved)
         if let saved {
             lines.append("reproducer: \(saved.minimized ?? "(a missing file: no file to save)")")
             if let original = saved.original { lines.append("original: \(original)") }
@@ -250,7 +251,8 @@ public struct JUnitXMLReporter: Sendable {
             }
         }
         if let minimized = record.minimized, let original = finding.input.bytes {
-            lines.append("minimized: \(original.count) -> \(minimized.count) bytes in \(record.minimizationTests) executions")
+            let end = record.minimizationEnd.map { $0 == .oneMinimal ? " (1-minimal)" : " (not 1-minimal: minimization ran \($0))" } ?? ""
+            lines.append("minimized: \(original.count) -> \(minimized.count) bytes in \(record.minimizationTests) executions\(end)")
         }
         let execution = record.minimizedExecution ?? finding.execution
         if !execution.stderr.isEmpty {
@@ -265,6 +267,20 @@ public struct JUnitXMLReporter: Sendable {
         // and not a mention in the target's output.
         if let location = saved?.location { lines.append("source: \(location)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The distinct details of a finding with many (``FindingRecord/variants``): one line each,
+    /// with its hits and the file of its first input when the report saved one.
+    static func variantLines(_ record: FindingRecord, saved: RunReport.SavedReproducer?) -> [String] {
+        guard let variants = record.variants, variants.count > 1 else { return [] }
+        var lines = ["distinct details: \(variants.count)\(record.uncountedVariantHits.map { " counted, and \($0) hits with details after those" } ?? "") (one signature; each detail counted, the first is this finding's):"]
+        for (index, variant) in variants.enumerated().prefix(20) {
+            let detail = variant.detail.split(whereSeparator: \.isNewline).first.map { String($0.prefix(300)) } ?? ""
+            let file = index == 0 ? saved?.original : saved?.variantInputs?[index]
+            lines.append("  \(variant.hits)x \(detail)" + (file.map { " [input: \($0)]" } ?? ""))
+        }
+        if variants.count > 20 { lines.append("  … and \(variants.count - 20) more in summary.json") }
+        return lines
     }
 
     private func attribute(_ name: String, _ value: String) -> String {

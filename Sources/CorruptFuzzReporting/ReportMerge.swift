@@ -86,6 +86,7 @@ public enum ReportMerge {
                 continue
             }
             var kept = out.findings[index]
+            kept.mergeVariants(of: record)
             kept.hits += record.hits
             if record.firstSeconds < kept.firstSeconds {
                 kept.firstSeconds = record.firstSeconds

@@ -80,6 +80,13 @@ public struct ReportWriter: Sendable {
                     minimizedPath = minimizedURL.path
                     replayPath = minimizedURL.path
                 }
+                var variantInputs: [Int: String] = [:]
+                for (index, variant) in (record.variants ?? []).enumerated() where index > 0 {
+                    guard let bytes = variant.input else { continue }
+                    let url = dir.appendingPathComponent("variant-\(index + 1)\(suffix)")
+                    try write(Data(bytes), to: url)
+                    variantInputs[index] = url.path
+                }
                 for attachment in record.finding.attachments ?? [] {
                     // A name may have folders (`state/notes.tsv`): each part made safe.
                     let parts = attachment.name.split(separator: "/").map { Self.slug(String($0)) }
@@ -101,6 +108,7 @@ public struct ReportWriter: Sendable {
                 }
                 try writeReplayScript(in: dir, command: scriptCommand)
                 var item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
+                item.variantInputs = variantInputs.isEmpty ? nil : variantInputs
                 if let source = suite.source, let sourceText,
                     let line = SourceLocator.line(of: record.finding, file: source, text: sourceText)
                 {

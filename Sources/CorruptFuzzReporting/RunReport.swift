@@ -35,6 +35,9 @@ public struct RunReport: Sendable, Codable {
         public var replayCommand: String
         /// Where in the suite's ``Suite/source`` the broken rule is declared, `FILE:LINE`.
         public var location: String?
+        /// The first input of each other variant that kept one (``FindingRecord/variants``), by
+        /// variant index.
+        public var variantInputs: [Int: String]?
 
         public init(minimized: String?, original: String?, replayCommand: String, location: String? = nil) {
             self.minimized = minimized

@@ -132,7 +132,8 @@ public final class Session {
             for (index, record) in r.findings.enumerated() {
                 shown[record.finding.kind, default: 0] += 1
                 guard shown[record.finding.kind]! <= Self.findingsShownPerKind else { continue }
-                out += "  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x)\n"
+                let details = (record.variants?.count).map { ", \($0) distinct details" } ?? ""
+                out += "  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x\(details))\n"
                 if let because = suite.expectation(for: record.finding.key) { out += "    expected: \(because)\n" }
                 if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
                     out += "    reproducer: \(path)\n"

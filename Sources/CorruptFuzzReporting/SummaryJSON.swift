@@ -51,6 +51,19 @@ public struct SummaryJSON: Codable, Sendable {
         public var expected: String?
         /// The line of the schema that declares the broken rule, `FILE:LINE`.
         public var location: String?
+        /// How minimization ended: `1-minimal`, `out of executions` or `out of time`.
+        public var minimization: String?
+        /// The distinct details of the finding, when it had more than one.
+        public var variants: [Variant]?
+        /// Hits whose detail was new after the counted variants.
+        public var uncountedVariantHits: Int?
+    }
+
+    /// One distinct detail of a finding: how often, and the file of its first input.
+    public struct Variant: Codable, Sendable {
+        public var detail: String
+        public var hits: Int
+        public var input: String?
     }
 
     public var tool = "corrupt-fuzz"
@@ -89,7 +102,10 @@ public struct SummaryJSON: Codable, Sendable {
                         original: saved?.original, replay: saved?.replayCommand ?? "",
                         input: record.finding.input.origin, originalBytes: record.finding.input.bytes?.count,
                         minimizedBytes: record.minimized?.count, expected: suite.expectation(for: record.finding.key),
-                        location: saved?.location)
+                        location: saved?.location, minimization: record.minimizationEnd?.rawValue,
+                        variants: record.variants?.enumerated().map { index, variant in
+                            Variant(detail: variant.detail, hits: variant.hits, input: index == 0 ? saved?.original : saved?.variantInputs?[index])
+                        }, uncountedVariantHits: record.uncountedVariantHits)
                 })
         }
         executions = targets.reduce(0) { $0 + $1.executions }

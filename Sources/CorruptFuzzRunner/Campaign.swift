@@ -18,6 +18,14 @@ public struct FindingRecord: Sendable, Codable {
     public var minimizedExecution: Execution?
     /// Executions spent minimizing.
     public var minimizationTests = 0
+    /// How minimization ended; nil when it did not run.
+    public var minimizationEnd: MinimizationEnd?
+    /// The distinct ways the finding showed itself, first one first (the finding's own detail,
+    /// its input being the finding's): one bug broken at many paths, or with many values, is one
+    /// finding whose paths are counted here. Nil for a finding that showed only one.
+    public var variants: [FindingVariant]?
+    /// Hits whose detail was new after ``FindingVariant/maxCounted`` variants.
+    public var uncountedVariantHits: Int?
 
     public init(
         finding: Finding, hits: Int, firstExecution: Int, firstSeconds: Double, minimized: [UInt8]? = nil,
@@ -30,6 +38,118 @@ public struct FindingRecord: Sendable, Codable {
         self.minimized = minimized
         self.minimizedExecution = minimizedExecution
         self.minimizationTests = minimizationTests
+    }
+}
+
+/// How a finding's minimization ended.
+public enum MinimizationEnd: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// No single byte, or chunk, could be removed and keep the finding (kind and signature).
+    case oneMinimal = "1-minimal"
+    /// The budget of executions (`minimizeMaxTests`) ran out first.
+    case outOfTests = "out of executions"
+    /// The time for it ran out first (its own, the campaign's, or a stop).
+    case outOfTime = "out of time"
+
+    public var description: String { rawValue }
+}
+
+/// One distinct way a finding showed itself: its detail (the validator's message with the path
+/// where the rule broke, a crash's message), how often, and the first input that showed it.
+public struct FindingVariant: Sendable, Codable {
+    /// The detail, as the first input of this variant gave it.
+    public var detail: String
+    public var hits: Int
+    /// The first input of this variant; nil for the finding's own (its input is the finding's),
+    /// a missing file, an input over ``maxInputBytes``, or a variant after ``maxKept``.
+    @Base64Coded public var input: [UInt8]?
+
+    /// How many variants a finding counts; later new details only add to its uncounted hits.
+    public static let maxCounted = 100
+    /// How many variants keep their input (the report saves each beside the reproducer).
+    public static let maxKept = 10
+    /// The largest input a variant keeps.
+    public static let maxInputBytes = 1 << 20
+
+    public init(detail: String, hits: Int, input: [UInt8]? = nil) {
+        self.detail = detail
+        self.hits = hits
+        self.input = input
+    }
+
+    /// What makes two details one variant: the detail with its numbers as `#` (the path
+    /// `habits[2].name` and `habits[7].name` are one), what it quotes kept (`Element 'title'` and
+    /// `Element 'body'` are two), hashed.
+    public static func key(of detail: String) -> UInt64 {
+        var hash = WordHash()
+        var text = detail
+        text.withUTF8 { buffer in
+            let prefix = UnsafeBufferPointer(rebasing: buffer.prefix(1024))
+            var word: UInt64 = 0
+            var shift: UInt64 = 0
+            Normalize.normalizedBytes(of: prefix) { byte in
+                word |= UInt64(byte) << shift
+                shift += 8
+                if shift == 64 {
+                    hash.add(word)
+                    word = 0
+                    shift = 0
+                }
+            }
+            hash.add(word)
+        }
+        return hash.value
+    }
+}
+
+extension FindingRecord {
+    /// Counts one more hit of this finding with `finding`'s detail, given the variants' keys
+    /// seen so far (the first is the record's own finding).
+    public mutating func count(_ finding: Finding, keys: inout [UInt64: Int]) {
+        hits += 1
+        if keys.isEmpty { keys[FindingVariant.key(of: self.finding.detail)] = 0 }
+        let key = FindingVariant.key(of: finding.detail)
+        if let index = keys[key] {
+            if variants != nil { variants![index].hits += 1 }
+            return
+        }
+        if variants == nil { variants = [FindingVariant(detail: self.finding.detail, hits: hits - 1)] }
+        guard variants!.count < FindingVariant.maxCounted else {
+            uncountedVariantHits = (uncountedVariantHits ?? 0) + 1
+            return
+        }
+        keys[key] = variants!.count
+        let keep = variants!.count < FindingVariant.maxKept && (finding.input.bytes?.count ?? .max) <= FindingVariant.maxInputBytes
+        variants!.append(FindingVariant(detail: String(finding.detail.prefix(1000)), hits: 1, input: keep ? finding.input.bytes : nil))
+    }
+
+    /// The variants as a list, the record's own first (with its input).
+    private var allVariants: [FindingVariant] {
+        var list = variants ?? [FindingVariant(detail: finding.detail, hits: hits)]
+        list[0].input = finding.input.bytes.flatMap { $0.count <= FindingVariant.maxInputBytes ? $0 : nil }
+        return list
+    }
+
+    /// Adds `other`'s variants (the same finding, from another shard or night) to these.
+    public mutating func mergeVariants(of other: FindingRecord) {
+        var merged = allVariants
+        merged[0].input = nil
+        var keys: [UInt64: Int] = [:]
+        for (index, variant) in merged.enumerated() { keys[FindingVariant.key(of: variant.detail)] = index }
+        var uncounted = (uncountedVariantHits ?? 0) + (other.uncountedVariantHits ?? 0)
+        for variant in other.allVariants {
+            if let index = keys[FindingVariant.key(of: variant.detail)] {
+                merged[index].hits += variant.hits
+            } else if merged.count < FindingVariant.maxCounted {
+                keys[FindingVariant.key(of: variant.detail)] = merged.count
+                var added = variant
+                if merged.count >= FindingVariant.maxKept { added.input = nil }
+                merged.append(added)
+            } else {
+                uncounted += variant.hits
+            }
+        }
+        variants = merged.count > 1 ? merged : nil
+        uncountedVariantHits = uncounted > 0 ? uncounted : nil
     }
 }
 
@@ -247,6 +367,8 @@ public final class Campaign: @unchecked Sendable {
             configuration: configuration, seedNames: seeds.map(\.name))
         result.outsideTraps = judge.traps
         var records: [FindingKey: Int] = [:]
+        // Per finding (by index), the keys of its variants seen so far (``FindingVariant/key(of:)``).
+        var variantKeys: [[UInt64: Int]] = []
         var behaviours: Set<Int> = []
         var normalized = NormalizedMessages()
         let start = configuration.startedAt ?? ContinuousClock.now
@@ -303,8 +425,11 @@ public final class Campaign: @unchecked Sendable {
             }
             if let finding = outcome.finding {
                 if let index = records[finding.key] {
-                    result.findings[index].hits += 1
+                    result.findings[index].count(finding, keys: &variantKeys[index])
                 } else {
+                    // Keyed by the detail as judged (the record's may add the reference
+                    // validator's words), so that later hits like it count as its variant.
+                    variantKeys.append([FindingVariant.key(of: finding.detail): 0])
                     records[finding.key] = result.findings.count
                     let first = judge.withReference(finding)
                     result.findings.append(
@@ -514,6 +639,7 @@ public final class Campaign: @unchecked Sendable {
                     }
                     record.minimized = outcome.bytes
                     record.minimizationTests = outcome.tests
+                    record.minimizationEnd = !outcome.exhausted ? .oneMinimal : outcome.tests >= minimizer.maxTests ? .outOfTests : .outOfTime
                     if outcome.bytes == bytes {
                         record.minimizedExecution = record.finding.execution
                     } else if let lastExecution {

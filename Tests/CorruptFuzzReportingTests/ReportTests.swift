@@ -156,6 +156,38 @@ struct ReportTests {
             report.suites[0].reproducers[0].replayCommand == "corrupt-fuzz replay --target './naive @@' --format habit-tracker \(crashDir)/minimized.habits")
     }
 
+    @Test("a finding with many details lists each with its hits, saves each kept input beside the reproducer, and says how minimization ended")
+    func variants() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let writer = try ReportWriter(root: root, runID: "run-1")
+        var report = sampleReport(stderr: [])
+        var record = report.suites[0].result.findings[1]
+        record.minimizationEnd = .outOfTime
+        var keys: [UInt64: Int] = [:]
+        for (detail, bytes) in [("accepted at 'body'", [7, 7]), ("accepted at 'body'", [8]), ("accepted at 'tail'", [9])] as [(String, [UInt8])] {
+            var other = record.finding
+            other.detail = detail
+            other.input.bytes = bytes
+            record.count(other, keys: &keys)
+        }
+        report.suites[0].result.findings[1] = record
+        try writer.saveReproducers(&report.suites)
+        try writer.writeReport(report)
+        let dir = "\(root)/run-1/findings/naive-loader-co/silent-acceptance-1"
+        // The first detail is the finding's own; 'body' twice is one variant.
+        #expect(record.variants?.map(\.hits) == [1, 2, 1])
+        #expect(FileManager.default.contents(atPath: "\(dir)/variant-2.habits") == Data([7, 7]))
+        #expect(FileManager.default.contents(atPath: "\(dir)/variant-3.habits") == Data([9]))
+        let text = try String(contentsOfFile: "\(dir)/finding.txt", encoding: .utf8)
+        #expect(text.contains("distinct details: 3"))
+        #expect(text.contains("  2x accepted at 'body' [input: \(dir)/variant-2.habits]"), "\(text)")
+        #expect(text.contains("(not 1-minimal: minimization ran out of time)"), "\(text)")
+        let summary = try JSONDecoder().decode(SummaryJSON.self, from: Data(contentsOf: URL(fileURLWithPath: "\(root)/run-1/summary.json")))
+        #expect(summary.targets[0].findings[1].variants?.map(\.hits) == [1, 2, 1])
+        #expect(summary.targets[0].findings[1].minimization == "out of time")
+    }
+
     @Test("an unwritable reports folder is a clear error before any fuzzing")
     func unwritable() {
         #expect(throws: CorruptFuzzError.self) { try ReportWriter(root: "/proc/corrupt-fuzz-reports", runID: "x") }

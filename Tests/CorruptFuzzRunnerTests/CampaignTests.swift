@@ -65,6 +65,41 @@ struct CampaignTests {
         #expect(Set(result.findings.map(\.finding.key)).count == result.findings.count)
     }
 
+    @Test("one broken rule at two places is one finding with two variants, each counted and kept; a minimization that ends says how")
+    func variantsCounted() throws {
+        // The same rule ("not ASCII") quoted with where it broke: one signature, two details.
+        let placed = ClosureValidator(name: "placed") { bytes in
+            guard let bytes, bytes.starts(with: Array("OK".utf8)) else { return .invalid(Violation(.corrupt, "magic: expected OK")) }
+            guard let bad = bytes.firstIndex(where: { $0 > 0x7F }) else { return .valid }
+            return .invalid(Violation(.corrupt, "a byte in '\(bad < 8 ? "header" : "body")' is not ASCII"))
+        }
+        var configuration = FuzzConfiguration()
+        configuration.seed = 1
+        configuration.maxRuns = 3000
+        let result = try Campaign(
+            executor: PlantedBugExecutor(), targetName: "planted", targetCommand: "planted @@", takesPath: true,
+            validator: placed, seeds: seeds, configuration: configuration
+        ).run()
+        let accepted = result.findings.filter { $0.finding.kind == .silentAcceptance && $0.finding.signature.contains("is not ASCII") }
+        #expect(accepted.count == 1, "\(accepted.map(\.finding.signature))")
+        let record = try #require(accepted.first)
+        let variants = try #require(record.variants)
+        #expect(Set(variants.map { $0.detail.contains("'header'") ? "header" : $0.detail.contains("'body'") ? "body" : "?" }) == ["header", "body"])
+        #expect(variants.count == 2)
+        #expect(variants.reduce(0) { $0 + $1.hits } == record.hits)
+        #expect(variants[0].input == nil && variants[1].input != nil)
+        #expect(variants[1].input.map { placed.validate($0).description.contains(variants[1].detail.contains("'header'") ? "'header'" : "'body'") } == true)
+        // The crash minimizes to its two bytes, and no byte of them can go.
+        let crash = try #require(result.findings.first { $0.finding.kind == .crash })
+        #expect(crash.minimized == [0xFF, 0xFF] && crash.minimizationEnd == .oneMinimal)
+
+        // Two shards' records of it: their variants add up by detail.
+        var merged = record
+        merged.mergeVariants(of: record)
+        #expect(merged.variants?.count == 2)
+        #expect(merged.variants?.reduce(0) { $0 + $1.hits } == 2 * record.hits)
+    }
+
     @Test("the same seed and corpus give the same inputs and findings")
     func deterministic() throws {
         let a = try campaign(seed: 7).run()
