@@ -14,7 +14,7 @@ let swiftSettings: [SwiftSetting] = [
 let demoExecutables = [
     "habit-loader-naive", "habit-loader-hardened", "friend-list-naive", "friend-list-hardened", "friend-list-v2", "notes-loader-naive",
     "notes-loader-hardened", "notes-writer-naive", "notes-writer-hardened", "notes-migrate-naive", "notes-migrate-hardened",
-    "notes-migrate-check", "note-store-naive", "note-store-hardened", "foundation-atomic-write", "plist-harness", "xml-harness",
+    "notes-migrate-check", "notes-save-naive", "notes-save-hardened", "note-store-naive", "note-store-hardened", "foundation-atomic-write", "plist-harness", "xml-harness",
 ]
 
 let package = Package(
@@ -248,6 +248,18 @@ let package = Package(
             name: "notes-migrate-check",
             dependencies: ["NotesMigration"],
             path: "Examples/NotesMigrateCheck",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "notes-save-naive",
+            dependencies: ["NotesMigration"],
+            path: "Examples/NotesSaveNaive",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "notes-save-hardened",
+            dependencies: ["NotesMigration"],
+            path: "Examples/NotesSaveHardened",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

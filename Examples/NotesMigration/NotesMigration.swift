@@ -6,6 +6,15 @@ import Foundation
     import Darwin
 #endif
 
+/// read(2), under a name the notes app's own `read(_:)` does not hide.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.read(fd, buffer, count)
+    #else
+        Darwin.read(fd, buffer, count)
+    #endif
+}
+
 /// The notes app's migration from its old store, `notes-v1.txt` (a line per note: id, creation
 /// date, text, separated by tabs), to the new one, `notes.tsv` (a `notes 2` header, then the
 /// same lines), written twice: naively and carefully. Both use the POSIX calls Foundation's own
@@ -26,7 +35,7 @@ public enum NotesMigration {
     /// line per note (`id\tcreated\ttext`), in the store's order, a note stored twice listed
     /// twice. A malformed store is `corrupt`.
     public static func load(_ folder: String) throws(Failure) -> [String] {
-        if let new = read("\(folder)/\(newStore)") {
+        if let new = try read("\(folder)/\(newStore)") {
             var lines = new.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             guard lines.first == header else { throw Failure(reason: "corrupt", message: "\(newStore): no '\(header)' header") }
             lines.removeFirst()
@@ -34,7 +43,7 @@ public enum NotesMigration {
             for (number, line) in lines.enumerated() { try checkNote(line, at: "\(newStore) line \(number + 2)") }
             return lines
         }
-        guard let old = read("\(folder)/\(oldStore)") else { return [] }
+        guard let old = try read("\(folder)/\(oldStore)") else { return [] }
         var lines = old.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if lines.last == "" { lines.removeLast() }
         for (number, line) in lines.enumerated() { try checkNote(line, at: "\(oldStore) line \(number + 1)") }
@@ -48,13 +57,33 @@ public enum NotesMigration {
         }
     }
 
-    static func read(_ path: String) -> String? {
-        FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
+    /// The file's text, nil when it does not exist; a file that exists but cannot be read (an
+    /// I/O error) is `io-error`, never "no file": the app would otherwise start over without
+    /// the notes and save that over them.
+    static func read(_ path: String) throws(Failure) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Failure(reason: "io-error", message: "open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(reason: "io-error", message: "read \(path): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - POSIX helpers
 
-    static func fail(_ what: String) -> Failure { Failure(reason: "io", message: "\(what): \(String(cString: strerror(errno)))") }
+    static func fail(_ what: String) -> Failure { Failure(reason: "io-error", message: "\(what): \(String(cString: strerror(errno)))") }
 
     static func writeAll(_ fd: Int32, _ text: String) throws(Failure) {
         let bytes = Array(text.utf8)
@@ -88,7 +117,7 @@ public enum NotesMigration {
         guard flock(lock, LOCK_EX) == 0 else { throw fail("flock") }
         // (never unlocked, never closed: held until the process ends)
         if exists("\(folder)/migrated") { return }
-        guard let old = read("\(folder)/\(oldStore)") else { return }
+        guard let old = try read("\(folder)/\(oldStore)") else { return }
         let backup = try openFile("\(folder)/\(oldStore).bak", O_CREAT | O_WRONLY | O_TRUNC)
         try writeAll(backup, old)
         close(backup)
@@ -120,7 +149,7 @@ public enum NotesMigration {
             flock(lock, LOCK_UN)
             close(lock)
         }
-        guard let old = read("\(folder)/\(oldStore)") else { return }
+        guard let old = try read("\(folder)/\(oldStore)") else { return }
         var notes: [String] = []
         var ids: Set<Int> = []
         // What an earlier run already moved (the new store is only ever renamed into place whole).
@@ -139,6 +168,61 @@ public enum NotesMigration {
         guard rename(temporary, "\(folder)/\(newStore)") == 0 else { throw fail("rename") }
         try syncFolder(folder)
         guard unlink("\(folder)/\(oldStore)") == 0 else { throw fail("unlink") }
+        try syncFolder(folder)
+    }
+
+    // MARK: - Saving a note
+
+    /// The note the save programs add (replacing a note with its id: saving twice is saving once).
+    public static let savedNote = "1000\t2026-11-26T12:00:00Z\tSaved by the notes app"
+
+    /// The store's text with ``savedNote`` in it.
+    static func storeWithSavedNote(_ folder: String) throws(Failure) -> (notes: String, note: String) {
+        let id = savedNote.split(separator: "\t")[0]
+        let kept = try load(folder).filter { $0.split(separator: "\t").first != id }
+        return (([header] + kept).joined(separator: "\n") + "\n", savedNote + "\n")
+    }
+
+    /// The save as a hurried developer writes it: the old store deleted first, the new one
+    /// written with a write whose count and errors are ignored, the note appended the same way,
+    /// an fsync whose result is ignored. A full disk or an I/O error leaves a torn or old store
+    /// while the program says it saved.
+    public static func saveNaively(_ folder: String) throws(Failure) {
+        let (notes, note) = try storeWithSavedNote(folder)
+        let path = "\(folder)/\(newStore)"
+        unlink(path)
+        let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw fail("open \(path)") }
+        for text in [notes, note] {
+            _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// The save done carefully: the whole store written to a temporary file (every write's
+    /// count checked, EINTR retried), synced and closed with their errors checked, renamed over
+    /// the store, the folder synced; on any failure the temporary file is removed and the
+    /// failure reported (exit 1), the old store untouched. An fsync that failed is not retried:
+    /// its writes may be lost, so the save failed.
+    public static func save(_ folder: String) throws(Failure) {
+        let (notes, note) = try storeWithSavedNote(folder)
+        let temporary = "\(folder)/\(newStore).tmp"
+        let fd = try openFile(temporary, O_CREAT | O_WRONLY | O_TRUNC)
+        do throws(Failure) {
+            do throws(Failure) {
+                try writeAll(fd, notes + note)
+                guard fsync(fd) == 0 else { throw fail("fsync \(temporary)") }
+            } catch {
+                close(fd)
+                throw error
+            }
+            guard close(fd) == 0 else { throw fail("close \(temporary)") }
+            guard rename(temporary, "\(folder)/\(newStore)") == 0 else { throw fail("rename") }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
         try syncFolder(folder)
     }
 

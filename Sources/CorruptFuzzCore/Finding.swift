@@ -41,6 +41,10 @@ public enum FindingKind: String, Sendable, Hashable, Codable, CaseIterable, Comp
     /// The program still holds a lock (or an open file) in the data folder when it is done: an
     /// app suspended with a file lock held is killed by the system (0xdead10cc).
     case heldLock = "held-lock"
+    /// A save that said it succeeded (exit 0) when a call it made failed (a full disk, an I/O
+    /// error, a short write) and what it was asked to save is not on disk: the save path's
+    /// silent acceptance.
+    case unreportedIOError = "unreported-io-error"
 
     /// The checks a fuzz campaign makes, one JUnit test case each.
     public static let campaignChecks: [FindingKind] = [

@@ -20,6 +20,9 @@ public struct Reason: RawRepresentable, Sendable, Hashable, Codable, Expressible
     public static let corrupt: Reason = "corrupt"
     /// The file comes from a newer version of the app: keep it, do not repair or delete it.
     public static let unsupportedVersion: Reason = "unsupported-version"
+    /// The file could not be read (an I/O error): it may be fine, so do not delete or repair it;
+    /// try again later.
+    public static let ioError: Reason = "io-error"
 }
 
 /// One thing wrong with a file: the reason a loader should give (when known), what is wrong,

@@ -136,15 +136,17 @@ extension Session.Check {
     /// `corrupt-fuzz crashpoints` runs it (Linux: the recorder is preloaded).
     public static func crashPoints(
         target: String, data: String, check: String?, format: ResolvedFormat?, maxStates: Int = 300, at: Int? = nil, seed: UInt64 = 0,
-        limits: ProcessExecutor.Limits = .init(), limitWords: [String] = []
+        faults: [IOFault] = [], faultAt: Int? = nil, limits: ProcessExecutor.Limits = .init(), limitWords: [String] = []
     ) -> Session.Check {
         .suites(name: "crash points: \(target)") { () throws(CorruptFuzzError) in
             #if os(Linux)
                 let recorder = try RecorderLibrary.path()
-                let crashPoints = CrashPointCheck(
+                var crashPoints = CrashPointCheck(
                     target: try TargetCommand(target), check: try check.map { line throws(CorruptFuzzError) in .command(try TargetCommand(line)) },
                     validator: format?.format.validator, fileExtension: format?.format.fileExtension ?? "",
                     data: URL(fileURLWithPath: data), recorder: recorder, limits: limits, maxStates: maxStates, seed: seed, only: at)
+                crashPoints.faults = faults
+                crashPoints.onlyFault = faultAt
                 let outcome = try crashPoints.run()
                 var result = outcome.result
                 result.stopReason = .crashStates(checked: outcome.statesChecked, operations: outcome.operations.filter(\.isCrashPoint).count)

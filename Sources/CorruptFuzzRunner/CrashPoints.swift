@@ -99,6 +99,13 @@ public struct CrashPointCheck: Sendable {
     public var only: Int?
     /// Judges a crash or hang of the program's re-run.
     public var judge = Judge()
+    /// I/O faults to make each operation fail with, one at a time (``IOFault``): the program
+    /// runs on, and must succeed truthfully or report the failure, leaving the old data or the
+    /// new; a command ``check`` must reject data it could not read as `io-error`. None: only
+    /// kills and power cuts.
+    public var faults: [IOFault] = []
+    /// Only this fault point (a replay of a fault finding).
+    public var onlyFault: Int?
 
     public init(
         target: TargetCommand, check: FolderCheck?, validator: (any Validator)?, fileExtension: String, data: URL, recorder: String,
@@ -117,6 +124,9 @@ public struct CrashPointCheck: Sendable {
     }
 
     public static let checks: [FindingKind] = [.crash, .hang, .oom, .tornState, .lostData, .duplicateData, .strayFile, .heldLock]
+    /// The checks with I/O faults: also a save that reports success it did not have, and a
+    /// check that misreads an unreadable file.
+    public static let faultChecks: [FindingKind] = checks + [.unreportedIOError, .silentAcceptance, .wrongReason]
 
     /// One state to check: how it came about and at which operation.
     struct CrashState {
@@ -150,9 +160,11 @@ public struct CrashPointCheck: Sendable {
         // The clean run, recorded.
         let cleanFolder = try freshFolder(initial)
         let log = scratch.appendingPathComponent("clean.log")
+        let faultLog = scratch.appendingPathComponent("clean-faults.log")
         executions += 1
-        let clean = try run(
-            target, replacing: "@@", with: cleanFolder.path, environment: targetEnvironment(cleanFolder).merging(recording(cleanFolder, log: log)) { $1 })
+        var cleanEnvironment = targetEnvironment(cleanFolder).merging(recording(cleanFolder, log: log)) { $1 }
+        if !faults.isEmpty { cleanEnvironment["CORRUPT_FUZZ_FAULT_LOG"] = faultLog.path }
+        let clean = try run(target, replacing: "@@", with: cleanFolder.path, environment: cleanEnvironment)
         guard case .accepted = clean.outcome else {
             throw CorruptFuzzError(
                 .unusableTarget, "the program fails on the unmodified data, so there is nothing to cut short: \(clean.outcome.summary)")
@@ -195,7 +207,7 @@ public struct CrashPointCheck: Sendable {
         var states: [CrashState] = []
         var seen: Set<FolderState> = [initial, final]
         let points = trace.map(\.index)
-        for point in points where only == nil || only == point {
+        for point in points where onlyFault == nil && (only == nil || only == point) {
             let folder = try freshFolder(initial)
             executions += 1
             let killed = try run(
@@ -256,7 +268,7 @@ public struct CrashPointCheck: Sendable {
             }
         }
         states += samples
-        states = Array(states.prefix(maxStates))
+        states = onlyFault == nil ? Array(states.prefix(maxStates)) : []
 
         // Check each state, run the program again, check again.
         for crash in states {
@@ -286,44 +298,214 @@ public struct CrashPointCheck: Sendable {
                     add(kind, what, "the check loads other data than before or after the run: \(what)", Execution(outcome: .accepted(digest: "")))
                 }
             }
-            executions += 1
-            let rerun = try run(target, replacing: "@@", with: folder.path, environment: targetEnvironment(folder))
-            switch rerun.outcome {
-            case .accepted:
-                break
-            case .crashed, .hung, .outOfMemory:
-                if let finding = judge.judge(input, execution: rerun, label: nil) {
-                    add(finding.kind, "the re-run: " + finding.signature, "running the program again: \(rerun.outcome.summary)", rerun)
-                }
-                continue
-            default:
-                add(
-                    .tornState, "the re-run fails (\(RoundTripCheck.rejection(rerun.outcome)))", "running the program again fails: \(rerun.outcome.summary)",
-                    rerun)
-                continue
-            }
-            let after = try DataFolder.snapshot(folder)
-            executions += 1
-            switch try digest(of: after, scratch: freshFolder(after)) {
-            case .failure(let execution, let why):
-                add(
-                    .tornState, "after the re-run, the data does not load: \(Normalize.message(why))", "after the re-run, the check rejects the data: \(why)",
-                    execution)
-            case .success(let lines):
-                if lines != new, let (kind, what) = Self.compare(lines, old: new, new: new) {
-                    add(kind, "after the re-run, " + what, "the re-run did not finish the job: \(what)", rerun)
+            let used = try rerun(in: folder, input: input, new: new, final: final, fresh: freshFolder, add: add)
+            executions += used
+        }
+
+        if !faults.isEmpty {
+            let points = FaultPoint.parse(FileManager.default.contents(atPath: faultLog.path).map { [UInt8]($0) } ?? [])
+            var runs = 0
+            for point in points where onlyFault == nil || onlyFault == point.index {
+                for fault in faults where point.faults.contains(fault) && runs < maxStates {
+                    runs += 1
+                    let used = try checkFault(
+                        fault, at: point, initial: initial, old: old, new: new, final: final, scratch: scratch, fresh: freshFolder
+                    ) { collector.add($0, execution: executions) }
+                    executions += used
                 }
             }
-            for stray in after.files.keys.sorted() where final.files[stray] == nil {
-                add(.strayFile, "\(Self.shape(stray)) left after the re-run", "the re-run left \(stray), which a clean run does not leave", rerun)
+            if onlyFault == nil, case .command(let command) = check, faults.contains(.eio) || faults.contains(.eintr) {
+                let used = try checkReads(command, initial: initial, old: old, scratch: scratch, fresh: freshFolder) {
+                    collector.add($0, execution: executions)
+                }
+                executions += used
             }
         }
 
         var result = collector.result(
             "crash points: \(target.name)", command: target.line, validator: check?.name ?? validator?.name, inputs: [data.path],
-            checks: Self.checks, executions: executions)
+            checks: faults.isEmpty ? Self.checks : Self.faultChecks, executions: executions)
         result.configuration.seed = seed
         return Result(result: result, operations: operations, statesChecked: states.count)
+    }
+
+    // MARK: - The re-run
+
+    /// Runs the program again on the state in `folder` (no crash, no fault): it must succeed,
+    /// leave the new data and no file a clean run does not leave.
+    /// - Returns: The runs it made.
+    private func rerun(
+        in folder: URL, input: TestInput, new: [String], final: FolderState, fresh: (FolderState) throws(CorruptFuzzError) -> URL,
+        add: (FindingKind, String, String, Execution) -> Void
+    ) throws(CorruptFuzzError) -> Int {
+        var executions = 1
+        let rerun = try run(target, replacing: "@@", with: folder.path, environment: targetEnvironment(folder))
+        switch rerun.outcome {
+        case .accepted:
+            break
+        case .crashed, .hung, .outOfMemory:
+            if let finding = judge.judge(input, execution: rerun, label: nil) {
+                add(finding.kind, "the re-run: " + finding.signature, "running the program again: \(rerun.outcome.summary)", rerun)
+            }
+            return executions
+        default:
+            add(.tornState, "the re-run fails (\(RoundTripCheck.rejection(rerun.outcome)))", "running the program again fails: \(rerun.outcome.summary)", rerun)
+            return executions
+        }
+        let after = try DataFolder.snapshot(folder)
+        executions += 1
+        switch try digest(of: after, scratch: fresh(after)) {
+        case .failure(let execution, let why):
+            add(
+                .tornState, "after the re-run, the data does not load: \(Normalize.message(why))", "after the re-run, the check rejects the data: \(why)",
+                execution)
+        case .success(let lines):
+            if lines != new, let (kind, what) = Self.compare(lines, old: new, new: new) {
+                add(kind, "after the re-run, " + what, "the re-run did not finish the job: \(what)", rerun)
+            }
+        }
+        for stray in after.files.keys.sorted() where final.files[stray] == nil {
+            add(.strayFile, "\(Self.shape(stray)) left after the re-run", "the re-run left \(stray), which a clean run does not leave", rerun)
+        }
+        return executions
+    }
+
+    // MARK: - I/O faults
+
+    /// Runs the program with `fault` at `point`, then judges what it said against the data it
+    /// left (for a failed fsync or close, the data a power cut then leaves: what it was to make
+    /// durable lost), and runs it again without the fault.
+    private func checkFault(
+        _ fault: IOFault, at point: FaultPoint, initial: FolderState, old: [String], new: [String], final: FolderState,
+        scratch: URL, fresh: (FolderState) throws(CorruptFuzzError) -> URL, report: (Finding) -> Void
+    ) throws(CorruptFuzzError) -> Int {
+        var executions = 0
+        let folder = try fresh(initial)
+        let log = scratch.appendingPathComponent("fault.log")
+        var environment = targetEnvironment(folder).merging(recording(folder, log: log)) { $1 }
+        environment["CORRUPT_FUZZ_FAULT_AT"] = "\(point.index)"
+        environment["CORRUPT_FUZZ_FAULT"] = fault.rawValue
+        executions += 1
+        let faulted = try run(target, replacing: "@@", with: folder.path, environment: environment)
+        let operations = OperationLog.parse(FileManager.default.contents(atPath: log.path).map { [UInt8]($0) } ?? [])
+        let syncLost = operations.contains { $0.kind == .fsyncFailed }
+        let state: FolderState
+        if syncLost {
+            var model = DiskModel(initial)
+            for operation in operations { model.apply(operation) }
+            state = model.current
+        } else {
+            state = try DataFolder.snapshot(folder)
+        }
+        // ENOSPC, EDQUOT and EIO at one operation are one bug when the program does the same
+        // with each (ignores it): one signature, the fault in the detail.
+        let where_ = "\(fault.signatureWords) at \(point.name) of \(Self.shape(point.path))"
+        let label = "\(fault) at fault point \(point.index) (\(point.name) \(point.path))"
+        let input = TestInput(
+            bytes: Array(Self.traceText(operations.filter(\.isCrashPoint)).utf8), mutations: [label], seedName: "fault point \(point.index)")
+        var attachments = state.files.sorted { $0.key < $1.key }.map { Attachment(name: "state/\($0.key)", bytes: $0.value) }
+        attachments.append(Attachment(name: "trace.txt", bytes: Array(Self.traceText(operations).utf8)))
+        func add(_ kind: FindingKind, _ signature: String, _ detail: String, _ execution: Execution) {
+            var finding = Finding(
+                kind: kind, signature: "\(where_): " + signature, detail: "\(label): \(detail)", input: input, execution: execution, verdict: nil,
+                attachments: attachments)
+            finding.replayArguments = ["--faults", fault.rawValue, "--fault-at", "\(point.index)"]
+            report(finding)
+        }
+        let claimed: Bool
+        switch faulted.outcome {
+        case .accepted: claimed = true
+        case .crashed, .hung, .outOfMemory:
+            if let finding = judge.judge(input, execution: faulted, label: nil) {
+                add(finding.kind, "the program: " + finding.signature, "the program: \(faulted.outcome.summary)", faulted)
+            }
+            return executions
+        default: claimed = false
+        }
+        let said = claimed ? "the program reported success (exit 0)" : "the program reported the failure (\(RoundTripCheck.rejection(faulted.outcome)))"
+        let lost = syncLost ? "; the writes the failed sync was to make durable are lost" : ""
+        executions += 1
+        let stateFolder = try fresh(state)
+        switch try digest(of: state, scratch: stateFolder) {
+        case .failure(let execution, let why):
+            add(
+                syncLost && claimed ? .lostData : .tornState, "the data does not load" + (claimed ? " after a reported success" : ""),
+                "\(said), and the check rejects the data it left\(lost): \(why)", execution)
+            // The re-run fails on such data too: the same bug, not another finding.
+            return executions
+        case .success(let lines):
+            if lines == new {
+                break
+            } else if lines == old {
+                if claimed {
+                    add(
+                        syncLost ? .lostData : .unreportedIOError, "success reported, but the save is not on disk",
+                        "\(said), but the data is the old version\(lost)", faulted)
+                    return executions
+                }
+            } else if let (kind, what) = Self.compare(lines, old: old, new: new) {
+                let reported = claimed && kind == .lostData && !syncLost ? FindingKind.unreportedIOError : kind
+                add(reported, what + (claimed ? " after a reported success" : ""), "\(said), and the check loads other data: \(what)\(lost)", faulted)
+                return executions
+            }
+        }
+        let used = try rerun(in: stateFolder, input: input, new: new, final: final, fresh: fresh) { kind, signature, detail, execution in
+            add(kind, "after the fault, " + signature, detail, execution)
+        }
+        executions += used
+        return executions
+    }
+
+    /// The check, reading the data before the run, with `EIO` (and `EINTR`) at each of its
+    /// reads: it must give the data or reject it as `io-error` (an app must not offer to delete a
+    /// file it merely could not read), never accept part of it, never call it corrupt.
+    private func checkReads(
+        _ command: TargetCommand, initial: FolderState, old: [String], scratch: URL,
+        fresh: (FolderState) throws(CorruptFuzzError) -> URL, report: (Finding) -> Void
+    ) throws(CorruptFuzzError) -> Int {
+        var executions = 0
+        let folder = try fresh(initial)
+        let faultLog = scratch.appendingPathComponent("check-faults.log")
+        try? FileManager.default.removeItem(at: faultLog)
+        let listing = ["CORRUPT_FUZZ_DATA_DIR": folder.path, "CORRUPT_FUZZ_RECORD": "/dev/null", "LD_PRELOAD": recorder, "CORRUPT_FUZZ_FAULT_LOG": faultLog.path]
+        executions += 1
+        _ = try run(command, replacing: "@@", with: folder.path, environment: listing)
+        let reads = FaultPoint.parse(FileManager.default.contents(atPath: faultLog.path).map { [UInt8]($0) } ?? []).filter { $0.name == "read" }
+        for point in reads {
+            for fault in faults where point.faults.contains(fault) {
+                var environment = listing
+                environment["CORRUPT_FUZZ_FAULT_LOG"] = nil
+                environment["CORRUPT_FUZZ_FAULT_AT"] = "\(point.index)"
+                environment["CORRUPT_FUZZ_FAULT"] = fault.rawValue
+                executions += 1
+                let execution = try run(command, replacing: "@@", with: folder.path, environment: environment)
+                let label = "\(fault) at read \(point.index) of \(point.path) by the check"
+                let input = TestInput(bytes: [], mutations: [label], seedName: "check read \(point.index)")
+                func add(_ kind: FindingKind, _ signature: String, _ detail: String) {
+                    var finding = Finding(
+                        kind: kind, signature: "the check, \(fault.signatureWords) at read of \(Self.shape(point.path)): " + signature, detail: "\(label): \(detail)",
+                        input: input, execution: execution, verdict: nil)
+                    finding.replayArguments = ["--faults", fault.rawValue]
+                    report(finding)
+                }
+                switch execution.outcome {
+                case .accepted(let digest):
+                    let lines = digest.split(separator: "\n").map(String.init).sorted()
+                    if lines != old { add(.silentAcceptance, "accepted what it could not read", "the check accepted the data with other content: \(Self.compare(lines, old: old, new: old)?.1 ?? "other data")") }
+                case .rejected(let reason, _, let message):
+                    if reason != .ioError {
+                        add(
+                            .wrongReason, "expected \(Reason.ioError), got \(reason?.rawValue ?? "no reason")",
+                            "rejected as \(reason?.rawValue ?? "no reason") (\(message ?? "no message")): a file that could not be read is not corrupt")
+                    }
+                case .crashed, .hung, .outOfMemory:
+                    if let finding = judge.judge(input, execution: execution, label: nil) { add(finding.kind, finding.signature, execution.outcome.summary) }
+                case .acceptedInvalid:
+                    break
+                }
+            }
+        }
+        return executions
     }
 
     // MARK: - Pieces

@@ -70,14 +70,16 @@ public enum DigestDifference {
 struct FindingCollector {
     private(set) var records: [FindingRecord] = []
     private var index: [FindingKey: Int] = [:]
+    private var variantKeys: [[UInt64: Int]] = []
     let started = ContinuousClock.now
 
     mutating func add(_ finding: Finding, execution number: Int) {
         if let known = index[finding.key] {
-            records[known].hits += 1
+            records[known].count(finding, keys: &variantKeys[known])
             return
         }
         index[finding.key] = records.count
+        variantKeys.append([:])
         let elapsed = ContinuousClock.now - started
         records.append(
             FindingRecord(

@@ -1,6 +1,73 @@
 import CorruptFuzzCore
 import Foundation
 
+/// A way to make one file operation fail (`crashpoints --faults`).
+public enum IOFault: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// The disk is full: writes, truncations, syncs and closes, and creating a file, a folder or
+    /// a name (rename).
+    case enospc
+    /// The user's quota is full: writes, truncations, syncs and closes.
+    case edquot
+    /// The storage reports an error: writes, truncations, syncs, closes and reads.
+    case eio
+    /// A write writes half of what it was asked (a signal, a full pipe, a quota): the count says so.
+    case shortWrite = "short-write"
+    /// A signal interrupted a write or a read before it did anything.
+    case eintr
+
+    /// The bit of the fault in the recorder's fault log (`enum fault` in recorder.c).
+    var bit: Int {
+        switch self {
+        case .enospc: 1
+        case .edquot: 2
+        case .eio: 4
+        case .shortWrite: 8
+        case .eintr: 16
+        }
+    }
+
+    /// How a signature names the fault: the three errors as one (a program that ignores one
+    /// ignores all three), a short write and EINTR apart.
+    var signatureWords: String {
+        switch self {
+        case .enospc, .edquot, .eio: "an error"
+        case .shortWrite: "a short write"
+        case .eintr: "EINTR"
+        }
+    }
+
+    /// `ENOSPC`, `a short write`…: the fault as a finding names it.
+    public var description: String {
+        switch self {
+        case .enospc: "ENOSPC"
+        case .edquot: "EDQUOT"
+        case .eio: "EIO"
+        case .shortWrite: "a short write"
+        case .eintr: "EINTR"
+        }
+    }
+}
+
+/// One operation an I/O fault can hit, from the recorder's fault log.
+public struct FaultPoint: Sendable, Hashable {
+    /// Its number among such operations (the recorder's `CORRUPT_FUZZ_FAULT_AT`).
+    public var index: Int
+    /// `write`, `fsync`, `close`, `read`, `create`, `rename`, `mkdir`, `truncate`.
+    public var name: String
+    public var path: String
+    /// The faults that apply to it.
+    public var faults: [IOFault]
+
+    /// The fault log's lines: `FP INDEX MASK NAME PATH`.
+    public static func parse(_ log: [UInt8]) -> [FaultPoint] {
+        String(decoding: log, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+            guard fields.count == 5, fields[0] == "FP", let index = Int(fields[1]), let mask = Int(fields[2]) else { return nil }
+            return FaultPoint(index: index, name: String(fields[3]), path: String(fields[4]), faults: IOFault.allCases.filter { mask & $0.bit != 0 })
+        }
+    }
+}
+
 /// One file operation the recorder (``RecorderLibrary``) logged in the data folder.
 public struct FileOperation: Sendable, Hashable {
     public enum Kind: String, Sendable {
@@ -9,6 +76,9 @@ public struct FileOperation: Sendable, Hashable {
         case unlockOnClose = "unlock-on-close"
         case heldLock = "held-lock"
         case heldFD = "held-fd"
+        /// An fsync (or a close) the recorder made fail: the writes it was to make durable are
+        /// lost (the kernel may already have dropped the pages), whatever a later fsync says.
+        case fsyncFailed = "fsync-failed"
     }
 
     /// The crash point: how many counted operations came before it. Lock records carry the
@@ -31,7 +101,7 @@ public struct FileOperation: Sendable, Hashable {
     public var isCrashPoint: Bool {
         switch kind {
         case .open, .write, .truncate, .fsync, .rename, .unlink, .rmdir, .mkdir, .appear: true
-        case .lock, .unlock, .unlockOnClose, .heldLock, .heldFD: false
+        case .lock, .unlock, .unlockOnClose, .heldLock, .heldFD, .fsyncFailed: false
         }
     }
 
@@ -188,6 +258,17 @@ struct DiskModel {
             names[operation.path] = nextInode
             contents[nextInode] = []
             nextInode += 1
+        case .fsyncFailed:
+            // Pessimistic, as after PostgreSQL's fsync failures: the pages were dropped at once,
+            // so what the program wrote since the last durable state is gone for good; what it
+            // writes later, and a later fsync, apply to what is left.
+            if operation.path == "." || directories.contains(operation.path) {
+                let folder = operation.path
+                names = names.filter { Self.parent($0.key) != folder }
+                for (path, inode) in durableNames where Self.parent(path) == folder { names[path] = inode }
+            } else if let inode = inode(for: operation) {
+                contents[inode] = durableContents[inode] ?? []
+            }
         case .lock, .unlock, .unlockOnClose, .heldLock, .heldFD:
             return
         }

@@ -24,6 +24,15 @@ struct CrashPointsCommand: ParsableCommand {
             Findings: torn-state, lost-data, duplicate-data, stray-file, held-lock (a lock or file \
             still held when the program exits), crash, hang.
 
+            With --faults, each operation is also made to fail, one at a time, while the program \
+            runs on: enospc and edquot (writes, truncations, syncs, closes; enospc also creating \
+            a file or folder, and rename), eio (those and reads), short-write (half the count), \
+            eintr (writes and reads), or all. The program must succeed truthfully or report the \
+            failure, and leave the old data or the new; after a failed fsync or close, the writes \
+            it was to make durable count as lost. A save that exits 0 without its data on disk is \
+            unreported-io-error. The check, reading the data with EIO at each of its reads, must \
+            reject it as io-error, not accept part of it or call it corrupt.
+
             Example, from the repository root after `swift build` (a test runs it): the naive \
             notes migration, cut short, tears, loses and duplicates notes, leaves files behind \
             and holds its lock: 12 findings (exit 1).
@@ -55,6 +64,16 @@ struct CrashPointsCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Check only the states of this operation (a replay).", valueName: "k"))
     var at: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also make each operation fail, one at a time, with these I/O faults: enospc, edquot, eio, short-write, eintr, or all (comma-separated).",
+            valueName: "list"))
+    var faults: FaultList?
+
+    @Option(name: .long, help: ArgumentHelp("Check only this fault point, with --faults (a replay).", valueName: "k"))
+    var faultAt: Int?
+
     @Option(name: .long, help: ArgumentHelp("Seed of the sampled power-cut states.", valueName: "n"))
     var seed: UInt64 = 0
 
@@ -65,6 +84,7 @@ struct CrashPointsCommand: ParsableCommand {
 
     func validate() throws {
         if maxStates < 1 { throw ValidationError("--max-states must be positive") }
+        if faultAt != nil, faults == nil { throw ValidationError("--fault-at needs --faults") }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: data, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("--data must be a folder: \(data)")
@@ -76,8 +96,29 @@ struct CrashPointsCommand: ParsableCommand {
         try DocumentCheckOptions.execute(
             [
                 .crashPoints(
-                    target: target, data: data, check: check, format: format, maxStates: maxStates, at: at, seed: seed, limits: limitOptions.limits,
-                    limitWords: limitOptions.replayWords)
+                    target: target, data: data, check: check, format: format, maxStates: maxStates, at: at, seed: seed, faults: faults?.faults ?? [],
+                    faultAt: faultAt, limits: limitOptions.limits, limitWords: limitOptions.replayWords)
             ], reports: reports, seed: seed)
     }
+}
+
+/// `--faults enospc,eio` or `all`.
+struct FaultList: ExpressibleByArgument {
+    var faults: [IOFault]
+
+    init?(argument: String) {
+        if argument == "all" {
+            faults = IOFault.allCases
+            return
+        }
+        var faults: [IOFault] = []
+        for word in argument.split(separator: ",") {
+            guard let fault = IOFault(rawValue: word.trimmingCharacters(in: .whitespaces).lowercased()) else { return nil }
+            if !faults.contains(fault) { faults.append(fault) }
+        }
+        guard !faults.isEmpty else { return nil }
+        self.faults = faults
+    }
+
+    static var allValueStrings: [String] { IOFault.allCases.map(\.rawValue) + ["all"] }
 }

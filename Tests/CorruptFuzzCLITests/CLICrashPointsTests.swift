@@ -72,6 +72,60 @@ struct CLICrashPointsTests {
         #expect((target["executions"] as? Int ?? 0) > 10)
     }
 
+    static let saves = packageRoot.appendingPathComponent("Corpus/saves/notes-app").path
+
+    func faults(_ save: String, reports: URL, check: String? = nil, extra: [String] = []) throws -> CommandResult {
+        try corruptFuzz(
+            [
+                "crashpoints", "--target", "\(product(save)) @@", "--data", Self.saves, "--check", check ?? "\(product("notes-migrate-check")) @@",
+                "--faults", "all", "--reports", reports.path,
+            ] + extra)
+    }
+
+    @Test(
+        "I/O faults: the naive save reports success it did not have (unreported-io-error), tears the store under ENOSPC and loses it after a failed fsync; the hardened save has no finding under any fault at any operation; a fault finding replays"
+    )
+    func ioFaults() throws {
+        let reports = try temporaryFolder("faults")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let naive = try faults("notes-save-naive", reports: reports)
+        #expect(naive.status == 1, "\(naive.stdout)\(naive.stderr)")
+        #expect(try schemaErrors(junit: reports.appendingPathComponent("latest/junit.xml").path) == nil)
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        let signatures = findings(of: target).map { "\($0["kind"] as? String ?? ""): \($0["signature"] as? String ?? "")" }
+        #expect(signatures.contains("unreported-io-error: an error at write of notes.tsv: success reported, but the save is not on disk"), "\(signatures)")
+        #expect(signatures.contains("torn-state: an error at write of notes.tsv: the data does not load after a reported success"), "\(signatures)")
+        #expect(signatures.contains("lost-data: an error at fsync of notes.tsv: the data does not load after a reported success"), "\(signatures)")
+        #expect(signatures.contains("torn-state: a short write at write of notes.tsv: the data does not load after a reported success"), "\(signatures)")
+        // ENOSPC, EDQUOT and EIO at one write are one finding, each counted as a detail.
+        let ignored = try #require(findings(of: target).first { ($0["signature"] as? String)?.hasPrefix("an error at write of notes.tsv: success") == true })
+        let details = (ignored["variants"] as? [[String: Any]] ?? []).compactMap { $0["detail"] as? String }
+        #expect(["ENOSPC", "EDQUOT", "EIO"].allSatisfy { word in details.contains { $0.hasPrefix(word) } }, "\(details)")
+
+        // The replay: that fault at that operation again.
+        let replay = try #require(ignored["replay"] as? String)
+        let words = replay.split(separator: " ").map(String.init)
+        let at = try #require(words.firstIndex(of: "--fault-at").map { words[$0 + 1] }, "\(replay)")
+        let fault = try #require(words.firstIndex(of: "--faults").map { words[$0 + 1] }, "\(replay)")
+        let again = try corruptFuzz(
+            [
+                "crashpoints", "--target", "\(product("notes-save-naive")) @@", "--data", Self.saves, "--check", "\(product("notes-migrate-check")) @@",
+                "--faults", fault, "--fault-at", at, "--reports", reports.path,
+            ])
+        #expect(again.status == 1)
+        #expect(again.stdout.contains("unreported-io-error: an error at write of notes.tsv: success reported"), "\(again.stdout)")
+
+        let hardened = try faults("notes-save-hardened", reports: reports)
+        #expect(hardened.status == 0, "\(hardened.stdout)\(hardened.stderr)")
+        let checked = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        #expect((checked["executions"] as? Int ?? 0) > 50)
+
+        // A check that cannot tell "unreadable" from "corrupt": `cat` says nothing of a reason.
+        let cat = try faults("notes-save-hardened", reports: reports, check: "cat @@/notes.tsv")
+        #expect(cat.status == 1)
+        #expect(cat.stdout.contains("wrong-reason: the check, an error at read of notes.tsv: expected io-error, got no reason"), "\(cat.stdout)")
+    }
+
     @Test("a shell script's writes, renames and missing fsyncs: the recorder sees sh and mv, the model cuts the power")
     func shellScript() throws {
         let reports = try temporaryFolder("crashpoints-sh")

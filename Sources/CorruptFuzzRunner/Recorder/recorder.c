@@ -5,6 +5,13 @@
 //   CORRUPT_FUZZ_DATA_DIR   only operations on files below this folder are recorded
 //   CORRUPT_FUZZ_RECORD     the log file: one line per operation, a write's bytes after its line
 //   CORRUPT_FUZZ_KILL_AT    the process kills itself (SIGKILL) just before operation N (0-based)
+//   CORRUPT_FUZZ_FAULT_LOG  a second log: one line per operation an I/O fault can hit
+//                           (`FP INDEX MASK NAME PATH`, MASK the faults that apply, bits of
+//                           enum fault), counted apart from the crash points (reads and closes too)
+//   CORRUPT_FUZZ_FAULT_AT   that operation (0-based, in the fault log's count) fails instead...
+//   CORRUPT_FUZZ_FAULT      ...with this: enospc, edquot, eio, short-write or eintr. The program
+//                           runs on. A failed fsync (or close) is logged as `fsync-failed`: the
+//                           writes it was to make durable are lost, whatever a later fsync says.
 //
 // A line: `OP INDEX PID NAME FD OFFSET LENGTH FLAGS PATH[\tPATH2]`, then LENGTH bytes for the
 // writes (write, pwrite, writev). At exit the files still open and the locks still held are
@@ -49,8 +56,20 @@ static size_t data_dir_len;
 static int log_fd = -1;
 static long kill_at = -1;
 static long op_count;
+static int fault_log_fd = -1;
+static long fault_at = -1;
+static int fault_kind;
+static long fault_count;
+
+// The faults an operation can be made to fail with (a bit each in a fault-log line's mask).
+enum fault { FAULT_ENOSPC = 1, FAULT_EDQUOT = 2, FAULT_EIO = 4, FAULT_SHORT = 8, FAULT_EINTR = 16 };
+#define FAULTS_WRITE (FAULT_ENOSPC | FAULT_EDQUOT | FAULT_EIO | FAULT_SHORT | FAULT_EINTR)
+#define FAULTS_SYNC (FAULT_ENOSPC | FAULT_EDQUOT | FAULT_EIO)
+#define FAULTS_READ (FAULT_EIO | FAULT_EINTR)
+#define FAULTS_NAME FAULT_ENOSPC
 static char *fd_paths[MAX_FDS];
 static unsigned char fd_locked[MAX_FDS];
+static unsigned char fd_writable[MAX_FDS];
 static __thread int busy;
 
 // The real functions, found on first use.
@@ -85,6 +104,20 @@ static void setup(void) {
     log_fd = real_open(record, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     errno = saved;
     if (kill && *kill) kill_at = strtol(kill, NULL, 10);
+    const char *fault_log = getenv("CORRUPT_FUZZ_FAULT_LOG");
+    const char *at = getenv("CORRUPT_FUZZ_FAULT_AT");
+    const char *fault = getenv("CORRUPT_FUZZ_FAULT");
+    if (fault_log && *fault_log) fault_log_fd = real_open(fault_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (at && *at && fault) {
+        fault_at = strtol(at, NULL, 10);
+        fault_kind = !strcmp(fault, "enospc") ? FAULT_ENOSPC
+                     : !strcmp(fault, "edquot") ? FAULT_EDQUOT
+                     : !strcmp(fault, "eio") ? FAULT_EIO
+                     : !strcmp(fault, "short-write") ? FAULT_SHORT
+                     : !strcmp(fault, "eintr") ? FAULT_EINTR
+                                                 : 0;
+    }
+    errno = saved;
 }
 
 static int active(void) {
@@ -142,6 +175,27 @@ static long begin(void) {
     return index;
 }
 
+/// Counts an operation an I/O fault can hit (`mask`: the faults that apply), logs it in the
+/// fault log, and returns the fault to inject now, or 0. Called with the mutex held.
+static int fault_point(const char *name, int mask, const char *path) {
+    long index = fault_count++;
+    if (fault_log_fd >= 0) {
+        char line[PATH_MAX + 64];
+        int n = snprintf(line, sizeof line, "FP %ld %d %s %s\n", index, mask, name, path ? path : "-");
+        if (n > 0) raw_write(fault_log_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    }
+    return index == fault_at && (mask & fault_kind) ? fault_kind : 0;
+}
+
+static int fault_errno(int fault) {
+    switch (fault) {
+    case FAULT_ENOSPC: return ENOSPC;
+    case FAULT_EDQUOT: return EDQUOT;
+    case FAULT_EINTR: return EINTR;
+    default: return EIO;
+    }
+}
+
 static void log_line(long index, const char *name, int fd, long long offset, long long length, int flags, const char *path,
                      const char *path2, const void *payload, size_t payload_length) {
     char line[PATH_MAX * 2 + 256];
@@ -181,12 +235,21 @@ static int record_open(int dirfd, const char *path, int flags, mode_t mode, int 
     busy = 1;
     int modifies = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
     long index = modifies ? begin() : op_count;
+    // Creating a file takes an inode and a directory entry: the disk may be full.
+    struct stat existing;
+    if ((flags & O_CREAT) && fstatat(dirfd, path, &existing, 0) != 0 && fault_point("create", FAULTS_NAME, rel)) {
+        busy = 0;
+        pthread_mutex_unlock(&mutex);
+        errno = ENOSPC;
+        return -1;
+    }
     busy = 0;
     int fd = perform(dirfd, path, flags, mode);
     int saved = errno;
     busy = 1;
     if (fd >= 0) {
         track(fd, rel);
+        if (fd < MAX_FDS) fd_writable[fd] = (unsigned char)((flags & O_ACCMODE) != O_RDONLY);
         if (modifies) log_line(index, "open", fd, 0, 0, flags, rel, NULL, NULL, 0);
     }
     busy = 0;
@@ -251,22 +314,95 @@ int close(int fd) {
     pthread_mutex_lock(&mutex);
     busy = 1;
     if (fd_locked[fd]) log_line(op_count, "unlock-on-close", fd, 0, 0, 0, fd_paths[fd], NULL, NULL, 0);
+    // A close that reports an error (NFS, a quota) has not written what the file held: its
+    // unsynced writes are lost, as after a failed fsync. The descriptor is closed either way.
+    int fault = fd_writable[fd] ? fault_point("close", FAULTS_SYNC, fd_paths[fd]) : 0;
+    if (fault) log_line(op_count, "fsync-failed", fd, 0, 0, 0, fd_paths[fd], NULL, NULL, 0);
     free(fd_paths[fd]);
     fd_paths[fd] = NULL;
     fd_locked[fd] = 0;
     busy = 0;
     pthread_mutex_unlock(&mutex);
-    return real_close(fd);
+    int result = real_close(fd);
+    if (fault) {
+        errno = fault_errno(fault);
+        return -1;
+    }
+    return result;
+}
+
+// MARK: - Reading
+
+static ssize_t record_read(int fd, ssize_t (*perform)(void *), void *context) {
+    pthread_mutex_lock(&mutex);
+    busy = 1;
+    int fault = fault_point("read", FAULTS_READ, fd_paths[fd]);
+    busy = 0;
+    pthread_mutex_unlock(&mutex);
+    if (fault) {
+        errno = fault_errno(fault);
+        return -1;
+    }
+    return perform(context);
+}
+
+struct plain_read {
+    int fd;
+    void *buf;
+    size_t n;
+    off_t offset;
+    int positioned;
+    int wide;
+};
+
+static ssize_t perform_read(void *context) {
+    struct plain_read *r = context;
+    if (!r->positioned) {
+        REAL(read);
+        return real_read(r->fd, r->buf, r->n);
+    }
+    if (r->wide) {
+        REAL(pread64);
+        return real_pread64(r->fd, r->buf, r->n, r->offset);
+    }
+    REAL(pread);
+    return real_pread(r->fd, r->buf, r->n, r->offset);
+}
+
+ssize_t read(int fd, void *buf, size_t n) {
+    struct plain_read r = {fd, buf, n, 0, 0, 0};
+    if (!active() || !tracked(fd) || (fault_log_fd < 0 && fault_at < 0)) return perform_read(&r);
+    return record_read(fd, perform_read, &r);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t offset) {
+    struct plain_read r = {fd, buf, n, offset, 1, 0};
+    if (!active() || !tracked(fd) || (fault_log_fd < 0 && fault_at < 0)) return perform_read(&r);
+    return record_read(fd, perform_read, &r);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off64_t offset) {
+    struct plain_read r = {fd, buf, n, (off_t)offset, 1, 1};
+    if (!active() || !tracked(fd) || (fault_log_fd < 0 && fault_at < 0)) return perform_read(&r);
+    return record_read(fd, perform_read, &r);
 }
 
 // MARK: - Writing
 
 static ssize_t record_write(int fd, const char *name, long long offset, ssize_t (*perform)(void *), void *context,
-                            const void *(*bytes)(void *, ssize_t, size_t *)) {
+                            const void *(*bytes)(void *, ssize_t, size_t *), size_t *count) {
     pthread_mutex_lock(&mutex);
     busy = 1;
     long index = begin();
+    // A short write only of more than one byte, so that it still writes something.
+    int fault = fault_point("write", *count > 1 ? FAULTS_WRITE : FAULTS_WRITE & ~FAULT_SHORT, fd_paths[fd]);
     busy = 0;
+    if (fault && fault != FAULT_SHORT) {
+        pthread_mutex_unlock(&mutex);
+        errno = fault_errno(fault);
+        return -1;
+    }
+    if (fault == FAULT_SHORT) *count /= 2;
     ssize_t written = perform(context);
     int saved = errno;
     busy = 1;
@@ -310,19 +446,19 @@ static const void *plain_bytes(void *context, ssize_t written, size_t *length) {
 ssize_t write(int fd, const void *buf, size_t n) {
     struct plain_write w = {fd, buf, n, 0, 0, 0};
     if (!active() || !tracked(fd)) return perform_plain(&w);
-    return record_write(fd, "write", position(fd), perform_plain, &w, plain_bytes);
+    return record_write(fd, "write", position(fd), perform_plain, &w, plain_bytes, &w.n);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t offset) {
     struct plain_write w = {fd, buf, n, offset, 1, 0};
     if (!active() || !tracked(fd)) return perform_plain(&w);
-    return record_write(fd, "write", (long long)offset, perform_plain, &w, plain_bytes);
+    return record_write(fd, "write", (long long)offset, perform_plain, &w, plain_bytes, &w.n);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t offset) {
     struct plain_write w = {fd, buf, n, (off_t)offset, 1, 1};
     if (!active() || !tracked(fd)) return perform_plain(&w);
-    return record_write(fd, "write", (long long)offset, perform_plain, &w, plain_bytes);
+    return record_write(fd, "write", (long long)offset, perform_plain, &w, plain_bytes, &w.n);
 }
 
 struct vector_write {
@@ -330,12 +466,25 @@ struct vector_write {
     const struct iovec *iov;
     int count;
     char *joined;
+    size_t total;
 };
 
 static ssize_t perform_vector(void *context) {
     struct vector_write *w = context;
     REAL(writev);
-    return real_writev(w->fd, w->iov, w->count);
+    size_t all = 0;
+    for (int i = 0; i < w->count; i++) all += w->iov[i].iov_len;
+    if (w->total >= all) return real_writev(w->fd, w->iov, w->count);
+    // A short write: the first `total` bytes of the vectors.
+    struct iovec cut[64];
+    int parts = 0;
+    size_t left = w->total;
+    for (int i = 0; i < w->count && left > 0 && parts < 64; i++, parts++) {
+        cut[parts] = w->iov[i];
+        if (cut[parts].iov_len > left) cut[parts].iov_len = left;
+        left -= cut[parts].iov_len;
+    }
+    return real_writev(w->fd, cut, parts);
 }
 
 static const void *vector_bytes(void *context, ssize_t written, size_t *length) {
@@ -353,9 +502,11 @@ static const void *vector_bytes(void *context, ssize_t written, size_t *length) 
 }
 
 ssize_t writev(int fd, const struct iovec *iov, int count) {
-    struct vector_write w = {fd, iov, count, NULL};
+    size_t total = 0;
+    for (int i = 0; i < count; i++) total += iov[i].iov_len;
+    struct vector_write w = {fd, iov, count, NULL, total};
     if (!active() || !tracked(fd)) return perform_vector(&w);
-    ssize_t result = record_write(fd, "write", position(fd), perform_vector, &w, vector_bytes);
+    ssize_t result = record_write(fd, "write", position(fd), perform_vector, &w, vector_bytes, &w.total);
     free(w.joined);
     return result;
 }
@@ -369,6 +520,15 @@ ssize_t writev(int fd, const struct iovec *iov, int count) {
         pthread_mutex_lock(&mutex); \
         busy = 1; \
         long index = begin(); \
+        int fault = fault_point(name, FAULTS_SYNC, fd_paths[fd]); \
+        if (fault) { \
+            /* A failed fsync: what it was to make durable is lost (see DiskModel). */ \
+            if (!strcmp(name, "fsync")) log_line(index, "fsync-failed", fd, 0, 0, 0, fd_paths[fd], NULL, NULL, 0); \
+            busy = 0; \
+            pthread_mutex_unlock(&mutex); \
+            errno = fault_errno(fault); \
+            return -1; \
+        } \
         busy = 0; \
         int result = call; \
         int saved = errno; \
@@ -410,6 +570,13 @@ static int record_names(const char *name, int dirfd, const char *path, int dirfd
     pthread_mutex_lock(&mutex);
     busy = 1;
     long index = begin();
+    // A new name needs a directory entry: the disk may be full.
+    if ((!strcmp(name, "rename") || !strcmp(name, "mkdir")) && fault_point(name, FAULTS_NAME, inside ? rel : rel2)) {
+        busy = 0;
+        pthread_mutex_unlock(&mutex);
+        errno = ENOSPC;
+        return -1;
+    }
     busy = 0;
     int result = perform(context);
     int saved = errno;

@@ -1,0 +1,16 @@
+// notes-save-naive DIR: the notes app saving a note into DIR/notes.tsv (NotesMigration.saveNaively: the old store deleted first, write counts and fsync ignored),
+// the program `corrupt-fuzz crashpoints --faults all` makes fail at every operation.
+// Exit 0 when the note is saved, 1 with `reason: WORD` when it is not.
+import Foundation
+import NotesMigration
+
+guard CommandLine.arguments.count == 2 else {
+    FileHandle.standardError.write(Data("reason: usage\nusage: notes-save-naive DIR\n".utf8))
+    exit(2)
+}
+do {
+    try NotesMigration.saveNaively(CommandLine.arguments[1])
+} catch {
+    FileHandle.standardError.write(Data("reason: \(error.reason)\n\(error.message)\n".utf8))
+    exit(1)
+}
