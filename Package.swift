@@ -14,7 +14,8 @@ let swiftSettings: [SwiftSetting] = [
 let demoExecutables = [
     "habit-loader-naive", "habit-loader-hardened", "friend-list-naive", "friend-list-hardened", "friend-list-v2", "notes-loader-naive",
     "notes-loader-hardened", "notes-writer-naive", "notes-writer-hardened", "notes-migrate-naive", "notes-migrate-hardened",
-    "notes-migrate-check", "notes-save-naive", "notes-save-hardened", "note-store-naive", "note-store-hardened", "foundation-atomic-write", "plist-harness", "xml-harness",
+    "notes-migrate-check", "notes-save-naive", "notes-save-hardened", "note-store-naive", "note-store-hardened", "foundation-atomic-write", "plist-harness",
+    "xml-harness",
 ]
 
 let package = Package(

@@ -75,7 +75,7 @@ public enum BundledDemo {
             names += ["notes-writer-naive", "notes-writer-hardened"]
         #endif
         #if os(Linux)
-            names += ["notes-migrate-naive", "notes-migrate-hardened", "notes-migrate-check"]
+            names += ["notes-migrate-naive", "notes-migrate-hardened", "notes-migrate-check", "notes-save-naive", "notes-save-hardened"]
         #endif
         return names
     }
@@ -168,10 +168,19 @@ public enum BundledDemo {
                     check: "\(try program("notes-migrate-check")) @@", format: nil, seed: configuration.seed,
                     limits: ProcessExecutor.Limits(timeoutMilliseconds: 5000), limitWords: ["--timeout", "5s"])
             }
+            // A note saved while every operation fails in turn (a full disk, an I/O error, a
+            // short write, EINTR), and cut short.
+            let faults = try ["notes-save-naive", "notes-save-hardened"].map { save throws(CorruptFuzzError) in
+                Session.Check.crashPoints(
+                    target: "\(try program(save)) @@", data: root.appendingPathComponent("Corpus/saves/notes-app").path,
+                    check: "\(try program("notes-migrate-check")) @@", format: nil, seed: configuration.seed, faults: IOFault.allCases,
+                    limits: ProcessExecutor.Limits(timeoutMilliseconds: 5000), limitWords: ["--timeout", "5s"])
+            }
         #else
             let crashPoints: [Session.Check] = []
+            let faults: [Session.Check] = []
         #endif
-        return skew + roundTrips + crashPoints
+        return skew + roundTrips + crashPoints + faults
     }
 
     /// The folder of the demo's programs: beside this binary, where SwiftPM builds them with the

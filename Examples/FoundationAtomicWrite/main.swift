@@ -4,15 +4,26 @@
 // does it fsync the file, and the folder?).
 import Foundation
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("reason: usage\nusage: foundation-atomic-write DIR\n".utf8))
+// With --replace, the new file is written beside it and moved into place with
+// `FileManager.replaceItemAt(_:withItemAt:)` instead.
+let arguments = Array(CommandLine.arguments.dropFirst())
+let replace = arguments.first == "--replace"
+guard arguments.count == (replace ? 2 : 1) else {
+    FileHandle.standardError.write(Data("reason: usage\nusage: foundation-atomic-write [--replace] DIR\n".utf8))
     exit(2)
 }
-let url = URL(fileURLWithPath: CommandLine.arguments[1]).appendingPathComponent("notes.json")
+let url = URL(fileURLWithPath: arguments.last!).appendingPathComponent("notes.json")
 do {
     var notes = try JSONDecoder().decode([String].self, from: Data(contentsOf: url))
     notes.append("note \(notes.count + 1)")
-    try JSONEncoder().encode(notes).write(to: url, options: .atomic)
+    let data = try JSONEncoder().encode(notes)
+    if replace {
+        let next = url.deletingLastPathComponent().appendingPathComponent("notes.json.next")
+        try data.write(to: next)
+        _ = try FileManager.default.replaceItemAt(url, withItemAt: next)
+    } else {
+        try data.write(to: url, options: .atomic)
+    }
 } catch {
     FileHandle.standardError.write(Data("reason: corrupt\n\(error)\n".utf8))
     exit(1)

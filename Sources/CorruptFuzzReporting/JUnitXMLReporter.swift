@@ -273,7 +273,9 @@ public struct JUnitXMLReporter: Sendable {
     /// with its hits and the file of its first input when the report saved one.
     static func variantLines(_ record: FindingRecord, saved: RunReport.SavedReproducer?) -> [String] {
         guard let variants = record.variants, variants.count > 1 else { return [] }
-        var lines = ["distinct details: \(variants.count)\(record.uncountedVariantHits.map { " counted, and \($0) hits with details after those" } ?? "") (one signature; each detail counted, the first is this finding's):"]
+        var lines = [
+            "distinct details: \(variants.count)\(record.uncountedVariantHits.map { " counted, and \($0) hits with details after those" } ?? "") (one signature; each detail counted, the first is this finding's):"
+        ]
         for (index, variant) in variants.enumerated().prefix(20) {
             let detail = variant.detail.split(whereSeparator: \.isNewline).first.map { String($0.prefix(300)) } ?? ""
             let file = index == 0 ? saved?.original : saved?.variantInputs?[index]

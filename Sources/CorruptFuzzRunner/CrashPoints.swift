@@ -333,10 +333,13 @@ public struct CrashPointCheck: Sendable {
 
     /// Runs the program again on the state in `folder` (no crash, no fault): it must succeed,
     /// leave the new data and no file a clean run does not leave.
+    /// - Parameter fromNew: The state already holds the new data (a fault after the save was
+    ///   done): the re-run must succeed, but a program that is not repeatable (it adds a record
+    ///   each time) may then save more.
     /// - Returns: The runs it made.
     private func rerun(
-        in folder: URL, input: TestInput, new: [String], final: FolderState, fresh: (FolderState) throws(CorruptFuzzError) -> URL,
-        add: (FindingKind, String, String, Execution) -> Void
+        in folder: URL, input: TestInput, new: [String], final: FolderState, fromNew: Bool = false,
+        fresh: (FolderState) throws(CorruptFuzzError) -> URL, add: (FindingKind, String, String, Execution) -> Void
     ) throws(CorruptFuzzError) -> Int {
         var executions = 1
         let rerun = try run(target, replacing: "@@", with: folder.path, environment: targetEnvironment(folder))
@@ -352,6 +355,7 @@ public struct CrashPointCheck: Sendable {
             add(.tornState, "the re-run fails (\(RoundTripCheck.rejection(rerun.outcome)))", "running the program again fails: \(rerun.outcome.summary)", rerun)
             return executions
         }
+        if fromNew { return executions }
         let after = try DataFolder.snapshot(folder)
         executions += 1
         switch try digest(of: after, scratch: fresh(after)) {
@@ -425,6 +429,7 @@ public struct CrashPointCheck: Sendable {
         let said = claimed ? "the program reported success (exit 0)" : "the program reported the failure (\(RoundTripCheck.rejection(faulted.outcome)))"
         let lost = syncLost ? "; the writes the failed sync was to make durable are lost" : ""
         executions += 1
+        var savedAlready = false
         let stateFolder = try fresh(state)
         switch try digest(of: state, scratch: stateFolder) {
         case .failure(let execution, let why):
@@ -435,7 +440,7 @@ public struct CrashPointCheck: Sendable {
             return executions
         case .success(let lines):
             if lines == new {
-                break
+                savedAlready = true
             } else if lines == old {
                 if claimed {
                     add(
@@ -449,7 +454,7 @@ public struct CrashPointCheck: Sendable {
                 return executions
             }
         }
-        let used = try rerun(in: stateFolder, input: input, new: new, final: final, fresh: fresh) { kind, signature, detail, execution in
+        let used = try rerun(in: stateFolder, input: input, new: new, final: final, fromNew: savedAlready, fresh: fresh) { kind, signature, detail, execution in
             add(kind, "after the fault, " + signature, detail, execution)
         }
         executions += used
@@ -467,7 +472,9 @@ public struct CrashPointCheck: Sendable {
         let folder = try fresh(initial)
         let faultLog = scratch.appendingPathComponent("check-faults.log")
         try? FileManager.default.removeItem(at: faultLog)
-        let listing = ["CORRUPT_FUZZ_DATA_DIR": folder.path, "CORRUPT_FUZZ_RECORD": "/dev/null", "LD_PRELOAD": recorder, "CORRUPT_FUZZ_FAULT_LOG": faultLog.path]
+        let listing = [
+            "CORRUPT_FUZZ_DATA_DIR": folder.path, "CORRUPT_FUZZ_RECORD": "/dev/null", "LD_PRELOAD": recorder, "CORRUPT_FUZZ_FAULT_LOG": faultLog.path,
+        ]
         executions += 1
         _ = try run(command, replacing: "@@", with: folder.path, environment: listing)
         let reads = FaultPoint.parse(FileManager.default.contents(atPath: faultLog.path).map { [UInt8]($0) } ?? []).filter { $0.name == "read" }
@@ -483,7 +490,8 @@ public struct CrashPointCheck: Sendable {
                 let input = TestInput(bytes: [], mutations: [label], seedName: "check read \(point.index)")
                 func add(_ kind: FindingKind, _ signature: String, _ detail: String) {
                     var finding = Finding(
-                        kind: kind, signature: "the check, \(fault.signatureWords) at read of \(Self.shape(point.path)): " + signature, detail: "\(label): \(detail)",
+                        kind: kind, signature: "the check, \(fault.signatureWords) at read of \(Self.shape(point.path)): " + signature,
+                        detail: "\(label): \(detail)",
                         input: input, execution: execution, verdict: nil)
                     finding.replayArguments = ["--faults", fault.rawValue]
                     report(finding)
@@ -491,7 +499,11 @@ public struct CrashPointCheck: Sendable {
                 switch execution.outcome {
                 case .accepted(let digest):
                     let lines = digest.split(separator: "\n").map(String.init).sorted()
-                    if lines != old { add(.silentAcceptance, "accepted what it could not read", "the check accepted the data with other content: \(Self.compare(lines, old: old, new: old)?.1 ?? "other data")") }
+                    if lines != old {
+                        add(
+                            .silentAcceptance, "accepted what it could not read",
+                            "the check accepted the data with other content: \(Self.compare(lines, old: old, new: old)?.1 ?? "other data")")
+                    }
                 case .rejected(let reason, _, let message):
                     if reason != .ioError {
                         add(

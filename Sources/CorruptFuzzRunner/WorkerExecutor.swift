@@ -268,7 +268,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
         let pid = argv.withUnsafeBufferPointer { a in
             envp.withUnsafeBufferPointer { e in
-                cf_worker_spawn(path, a.baseAddress, e.baseAddress, commandPipe[0], resultPipe[1], log,
+                cf_worker_spawn(
+                    path, a.baseAddress, e.baseAddress, commandPipe[0], resultPipe[1], log,
                     SanitizedExecutable.addressSpaceLimit(forExecutableAt: path, limit: limits.memoryLimit))
             }
         }

@@ -38,12 +38,16 @@ enum SaveMode {
 ///   - maxStates: The most crash states to check (kill points first).
 ///   - seed: The seed of the sampled power-cut states; nil takes `CORRUPT_FUZZ_SEED`, else 0.
 ///   - timeout: The deadline of one run of the save.
+///   - faults: I/O faults to make each operation fail with as well, one at a time (a full disk,
+///     an I/O error, a short write, EINTR): `save` runs on, and must either succeed with its data
+///     on disk or throw, leaving the old data or the new (`IOFault.allCases` for all of them).
 ///   - save: The save or migration, given the folder.
 ///   - check: The app's load of a folder: a line per record, or throws why it does not load.
 /// - Returns: The findings (`torn-state`, `lost-data`, `duplicate-data`, `stray-file`,
-///   `held-lock`, `crash`, `hang`), and warnings when the check could not run.
+///   `held-lock`, `crash`, `hang`; with faults also `unreported-io-error`), and warnings when
+///   the check could not run.
 public func verifySaveSurvivesCrashes(
-    _ id: String, data: URL, maxStates: Int = 200, seed: UInt64? = nil, timeout: Duration = .seconds(10),
+    _ id: String, data: URL, maxStates: Int = 200, seed: UInt64? = nil, timeout: Duration = .seconds(10), faults: [IOFault] = [],
     save: (URL) throws -> Void, check: @escaping @Sendable (URL) throws -> [String]
 ) -> (report: CorruptFuzzReport, warnings: [String]) {
     if let served = SaveMode.servedCheck {
@@ -81,6 +85,7 @@ public func verifySaveSurvivesCrashes(
                 SaveMode.variable: id, SaveMode.folderVariable: "@@",
                 "SWIFT_BACKTRACE": ProcessInfo.processInfo.environment["SWIFT_BACKTRACE"] ?? "enable=no",
             ]
+            crashPoints.faults = faults
             let result = try crashPoints.run().result
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-crashpoints-\(id)-\(getpid())")
             let findings = result.findings.enumerated().map { index, record in
@@ -108,7 +113,7 @@ public func verifySaveSurvivesCrashes(
     #endif
 }
 
-/// ``verifySaveSurvivesCrashes(_:data:maxStates:seed:timeout:save:check:)`` recording a Swift
+/// ``verifySaveSurvivesCrashes(_:data:maxStates:seed:timeout:faults:save:check:)`` recording a Swift
 /// Testing issue per finding, and one when the check could not run.
 ///
 /// ```swift
@@ -122,10 +127,11 @@ public func verifySaveSurvivesCrashes(
 /// ```
 @discardableResult
 public func assertSaveSurvivesCrashes(
-    _ id: String, data: URL, maxStates: Int = 200, seed: UInt64? = nil, timeout: Duration = .seconds(10),
+    _ id: String, data: URL, maxStates: Int = 200, seed: UInt64? = nil, timeout: Duration = .seconds(10), faults: [IOFault] = [],
     sourceLocation: SourceLocation = #_sourceLocation, save: (URL) throws -> Void, check: @escaping @Sendable (URL) throws -> [String]
 ) -> CorruptFuzzReport {
-    let (report, warnings) = verifySaveSurvivesCrashes(id, data: data, maxStates: maxStates, seed: seed, timeout: timeout, save: save, check: check)
+    let (report, warnings) = verifySaveSurvivesCrashes(
+        id, data: data, maxStates: maxStates, seed: seed, timeout: timeout, faults: faults, save: save, check: check)
     for warning in warnings {
         Issue.record(Comment(rawValue: "corrupt-fuzz \(id): \(warning)"), sourceLocation: sourceLocation)
     }

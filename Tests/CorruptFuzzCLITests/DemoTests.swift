@@ -91,6 +91,10 @@ struct DemoTests {
         #expect(
             kinds(of: naiveMigration).isSuperset(of: ["torn-state", "lost-data", "duplicate-data", "stray-file", "held-lock"]), "\(kinds(of: naiveMigration))")
         #expect(findings(of: try target("crash points: notes-migrate-hardened")).isEmpty)
+        // A note saved under every I/O fault at every operation.
+        let naiveSave = try target("crash points: notes-save-naive")
+        #expect(kinds(of: naiveSave).isSuperset(of: ["unreported-io-error", "torn-state", "lost-data"]), "\(kinds(of: naiveSave))")
+        #expect(findings(of: try target("crash points: notes-save-hardened")).isEmpty)
         for finding in findings(of: naive) {
             if let path = finding["reproducer"] as? String {
                 #expect(FileManager.default.fileExists(atPath: path))
