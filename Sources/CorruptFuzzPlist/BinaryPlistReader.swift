@@ -38,6 +38,10 @@ public enum BinaryPlistReader {
         if objectRefSize < 8, count >= addressable {
             throw Violation(.corrupt, "trailer.objectRefSize: \(objectRefSize) bytes cannot address \(count) objects")
         }
+        // As CoreFoundation requires: an offset can reach the start of the offset table.
+        if offsetIntSize < 8, tableStart >= UInt64(1) << UInt64(offsetIntSize * 8) {
+            throw Violation(.corrupt, "trailer.offsetIntSize: \(offsetIntSize) bytes cannot address the offset table at \(tableStart)")
+        }
         let n = Int(count)
         var offsets: [Int] = []
         offsets.reserveCapacity(n)
@@ -52,6 +56,7 @@ public enum BinaryPlistReader {
         for i in 0..<n {
             objects.append(try reader.object(at: offsets[i], index: i))
         }
+        try checkNamedFill(objects, top: Int(top))
         try checkAcyclic(objects, top: Int(top))
         for (index, object) in objects.enumerated() {
             guard case .dictionary(let keys, _, _) = object else { continue }
@@ -78,6 +83,18 @@ public enum BinaryPlistReader {
         var value: UInt64 = 0
         for i in 0..<width { value = value << 8 | UInt64(bytes[at + i]) }
         return value
+    }
+
+    /// A fill byte (0x0F) is padding, not an object: Foundation refuses a file whose top object
+    /// or container names one (one that nothing names is never read).
+    static func checkNamedFill(_ objects: [BinaryPlist.Object], top: Int) throws(Violation) {
+        if case .fill = objects[top] { throw Violation(.corrupt, "trailer.topObject: objects[\(top)] is a fill byte (0x0F), not an object") }
+        for (index, object) in objects.enumerated() {
+            for ref in object.references {
+                guard case .fill = objects[ref] else { continue }
+                throw Violation(.corrupt, "objects[\(index)]: names objects[\(ref)], a fill byte (0x0F) where an object belongs")
+            }
+        }
     }
 
     /// Containers must not contain themselves (directly or through others): a reader that
@@ -189,6 +206,9 @@ struct ObjectReader {
             return .ascii(body, length: encoding)
         case 0x6:
             let (n, encoding, start) = try length(marker, at: offset, what)
+            // CoreFoundation allocates the characters first and fails on none (an empty string is
+            // written as ASCII).
+            guard n > 0 else { throw Violation(.corrupt, "\(what): a UTF-16 string of no characters, which Foundation refuses") }
             try need(start, n * 2, what)
             let units = (0..<n).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
             if String(decoding: units, as: UTF16.self).utf16.elementsEqual(units) == false {
@@ -198,7 +218,10 @@ struct ObjectReader {
         case 0x8:
             let width = low + 1
             try need(offset + 1, width, what)
-            return .uid(BinaryPlistReader.readUInt(bytes, offset + 1, width), width: width)
+            let value = BinaryPlistReader.readUInt(bytes, offset + 1, width)
+            // As CoreFoundation requires (and as XML's CF$UID is read): a UID is 32 bits.
+            guard value <= UInt64(UInt32.max) else { throw Violation(.corrupt, "\(what): UID \(value) is not a UID (0...4294967295)") }
+            return .uid(value, width: width)
         case 0xA, 0xC:
             let (n, encoding, start) = try length(marker, at: offset, what)
             let refs = try refs(n, at: start, what)

@@ -20,17 +20,50 @@ public enum PropertyListFile {
         return first == UInt8(ascii: "<") ? .xml : nil
     }
 
-    /// Reads a binary or XML property list strictly.
+    /// The deepest an object may lie below the top one (depth 0) for Foundation to read the
+    /// file: CoreFoundation refuses deeper nesting, in either encoding, with "Too many nested
+    /// arrays or dictionaries" (`_CFPropertyListMaxRecursionDepth`: 512 on macOS and Linux; 128
+    /// on iOS, tvOS and watchOS).
+    public static let maxDepth = 512
+
+    /// Reads a binary or XML property list strictly, as Foundation can read it: no object
+    /// deeper than ``maxDepth``.
     /// - Throws: ``Violation`` from ``BinaryPlistReader`` or ``XMLPlistReader``, or saying the
-    ///   file is neither.
+    ///   file is neither, or too deep.
     public static func read(_ bytes: [UInt8]) throws(Violation) -> (plist: BinaryPlist, encoding: PlistEncoding) {
+        let result: (plist: BinaryPlist, encoding: PlistEncoding)
         switch encoding(of: bytes) {
-        case .binary: return (try BinaryPlistReader.read(bytes), .binary)
-        case .xml: return (try XMLPlistReader.read(bytes), .xml)
+        case .binary: result = (try BinaryPlistReader.read(bytes), .binary)
+        case .xml: result = (try XMLPlistReader.read(bytes), .xml)
         case nil:
             if bytes.isEmpty { throw Violation(.corrupt, "file: empty") }
             throw Violation(.corrupt, "header: neither a binary property list (bplist) nor an XML one (<)")
         }
+        let depth = depth(of: result.plist)
+        if depth > maxDepth {
+            throw Violation(.corrupt, "nesting: an object \(depth) levels below the top one; Foundation reads \(maxDepth) at most")
+        }
+        return result
+    }
+
+    /// How far below the top object its deepest object lies, along the longest path (a shared
+    /// object counts at every depth it is named from, as Foundation reads it). Without recursion;
+    /// the graph must be acyclic, as both readers make sure.
+    static func depth(of plist: BinaryPlist) -> Int {
+        let objects = plist.objects
+        // The longest path down from each object, in edges; -1 while not known.
+        var height = [Int](repeating: -1, count: objects.count)
+        var stack: [(index: Int, refs: [Int], next: Int)] = [(plist.topObject, objects[plist.topObject].references, 0)]
+        while let (index, refs, next) = stack.last {
+            if next < refs.count {
+                stack[stack.count - 1].next += 1
+                if height[refs[next]] < 0 { stack.append((refs[next], objects[refs[next]].references, 0)) }
+            } else {
+                height[index] = refs.reduce(0) { max($0, height[$1] + 1) }
+                stack.removeLast()
+            }
+        }
+        return height[plist.topObject]
     }
 
     /// Writes `plist` in `encoding`. Binary keeps the graph's layout (so an unmutated binary file

@@ -16,10 +16,10 @@ import CorruptFuzzCore
 /// Where this reader is stricter than Foundation's (CoreFoundation's) parser: it needs the
 /// `<plist>` root element (with no attribute but `version="1.0"`), well-formed XML throughout
 /// (quoted attributes, no `<` in them, matching tags, no control characters, valid UTF-8, no
-/// BOM), a DOCTYPE naming `plist`, no duplicate keys, no whitespace inside `<integer>`,
-/// `<real>` and `<date>`, dates with fields in range, and base64 that is padded to a multiple of
-/// four characters. Like Foundation and unlike a general XML parser, it keeps carriage returns
-/// in text as they are.
+/// BOM, a public identifier of the characters XML allows there), a DOCTYPE naming `plist`, no
+/// duplicate keys, no whitespace inside `<integer>`, `<real>` and `<date>`, dates with fields in
+/// range, and base64 that is padded to a multiple of four characters. Like Foundation and unlike
+/// a general XML parser, it keeps carriage returns in text as they are.
 public enum XMLPlistReader {
     /// Reads `bytes`.
     /// - Throws: ``Violation`` whose message starts with the line and column of the first
@@ -220,8 +220,13 @@ struct XMLPlistParser {
             let isPublic = at("PUBLIC")
             i += 6
             guard skipWhitespace() > 0 else { throw error("DOCTYPE: expected whitespace and a quoted identifier") }
-            _ = try literal("DOCTYPE identifier")
+            let identifierStart = i
+            let identifier = try literal("DOCTYPE identifier")
             if isPublic {
+                if let bad = identifier.utf8.firstIndex(where: { !Self.isPublicIDCharacter($0) }) {
+                    let offset = identifierStart + 1 + identifier.utf8.distance(from: identifier.utf8.startIndex, to: bad)
+                    throw error("DOCTYPE: '\(String(identifier[bad...].prefix(1)).replacingControls())' is not allowed in a public identifier", at: offset)
+                }
                 guard skipWhitespace() > 0 else { throw error("DOCTYPE: PUBLIC needs a public and a system identifier") }
                 _ = try literal("DOCTYPE system identifier")
             }
@@ -235,6 +240,11 @@ struct XMLPlistParser {
             throw error(i < b.count ? "DOCTYPE: unexpected \"\(snippet(i))\"" : "DOCTYPE not closed with '>'", at: i < b.count ? i : start)
         }
         i += 1
+    }
+
+    /// PubidChar ::= #x20 | #xD | #xA | [a-zA-Z0-9] | [-'()+,./:=?;!*#@$_%]
+    static func isPublicIDCharacter(_ c: UInt8) -> Bool {
+        (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || Array(" \r\n-'()+,./:=?;!*#@$_%".utf8).contains(c)
     }
 
     /// A quoted literal with no markup in it (DOCTYPE identifiers). XML allows `>` and `[` in a

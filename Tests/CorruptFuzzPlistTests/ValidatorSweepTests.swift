@@ -1,0 +1,566 @@
+import CorruptFuzzCore
+import CorruptFuzzPlist
+import Foundation
+import Testing
+
+// The property-list validator against two independent readers: Foundation's
+// PropertyListSerialization (CoreFoundation's parsers, in this process) and Python's plistlib
+// (Scripts/validator-sweep.py, one process for all inputs). Every disagreement must fall in a
+// class of the allow-list below, each with the reason we differ (Docs/Formats.md lists them).
+//
+//     swift test --filter ValidatorSweep
+
+@Suite("Validator sweep: property lists against Foundation and Python's plistlib")
+struct PlistValidatorSweepTests {
+    @Test("the plist reader accepts what Foundation and plistlib accept, except for the documented classes")
+    func sweep() throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let inputs = try plistSweepInputs()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plist-sweep-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var paths: [String] = []
+        for (index, input) in inputs.enumerated() {
+            let path = folder.appendingPathComponent("\(index).plist").path
+            try Data(input.bytes).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let python = try runSweepScript("plistlib", paths)
+        if python == nil { Issue.record("python3 is not on PATH (Scripts/setup.sh installs it): plistlib was not compared") }
+        let validator = PlistFormat(.propertyList).validator
+        var tally = SweepTally(format: "plist", inputs: inputs.count, allowed: plistAllowList)
+        for (index, input) in inputs.enumerated() {
+            let verdict = validator.validate(input.bytes)
+            let ours = verdict.isValid
+            var message = ""
+            if case .invalid(let violation) = verdict { message = violation.description }
+            let foundation = foundationVerdict(input.bytes)
+            if foundation.setsAsArrays { tally.note("Foundation", "read with its sets as arrays (Foundation on Linux crashes bridging a set)") }
+            if foundation.accepted == ours {
+                tally.agree("Foundation")
+            } else {
+                let name = foundationClass(ours: ours, message: message, foundation: foundation, bytes: input.bytes)
+                tally.disagree(
+                    "Foundation", name, family: ruleFamily(message),
+                    "\(input.name): ours: \(message.prefix(160)) | Foundation: \(foundation.detail.prefix(160))", bytes: input.bytes)
+            }
+            guard let result = python?[index] else { continue }
+            guard let theirs = result["ok"] as? Bool else {
+                tally.skip("plistlib", "no verdict: \(result["detail"] ?? "")")
+                continue
+            }
+            let detail = result["detail"] as? String ?? ""
+            if theirs == ours {
+                tally.agree("plistlib")
+            } else {
+                let name = plistlibClass(ours: ours, message: message, plistlib: detail, foundation: foundation, bytes: input.bytes)
+                tally.disagree(
+                    "plistlib", name, family: ruleFamily(ours ? detail : message),
+                    "\(input.name): ours: \(message.prefix(160)) | plistlib: \(detail.prefix(160))", bytes: input.bytes)
+            }
+        }
+        tally.report(seconds: (clock.now - start).seconds)
+        // Every oracle compared most inputs.
+        #expect(tally.agreements["Foundation", default: 0] > inputs.count * 3 / 4)
+        if python != nil { #expect(tally.agreements["plistlib", default: 0] > inputs.count / 2) }
+    }
+}
+
+/// What the sweep found the readers missing, each now refused as Foundation refuses it.
+@Suite("Validator sweep: the plist readers' fixes")
+struct PlistValidatorSweepFixTests {
+    /// Asserts that Foundation refuses `bytes` and the plist validator refuses them with `message`.
+    func bothRefuse(_ bytes: [UInt8], _ message: String, _ comment: Comment) {
+        #expect((try? PropertyListSerialization.propertyList(from: Data(bytes), format: nil)) == nil, "Foundation reads it: \(comment)")
+        guard case .invalid(let violation) = PlistFormat(.propertyList).validator.validate(bytes) else {
+            Issue.record("the validator calls it valid: \(comment)")
+            return
+        }
+        #expect(violation.message.contains(message), "\(comment): \(violation)")
+    }
+
+    func string(_ text: String) -> BinaryPlist.Object { .naturalString(text) }
+
+    @Test("binary rules Foundation enforces: a UTF-16 string of no characters, a UID past 32 bits, a named fill byte, offsets too narrow for the table")
+    func binaryRules() {
+        bothRefuse(
+            BinaryPlistWriter.write(BinaryPlist(objects: [.utf16([], length: .inline)], topObject: 0)), "a UTF-16 string of no characters", "empty UTF-16")
+        // An empty string is ASCII, which both read.
+        let ascii = BinaryPlistWriter.write(BinaryPlist(objects: [.ascii([], length: .inline)], topObject: 0))
+        #expect(PlistFormat(.propertyList).validator.validate(ascii).isValid)
+        #expect((try? PropertyListSerialization.propertyList(from: Data(ascii), format: nil)) as? String == "")
+
+        let uid: (UInt64) -> [UInt8] = { BinaryPlistWriter.write(BinaryPlist(objects: [.array([1], length: .inline), .uid($0, width: 8)], topObject: 0)) }
+        bothRefuse(uid(1 << 32), "UID 4294967296 is not a UID", "UID 2^32")
+        #expect(PlistFormat(.propertyList).validator.validate(uid(UInt64(UInt32.max))).isValid)
+        #expect((try? PropertyListSerialization.propertyList(from: Data(uid(UInt64(UInt32.max))), format: nil)) != nil)
+
+        bothRefuse(BinaryPlistWriter.write(BinaryPlist(objects: [.fill], topObject: 0)), "is a fill byte (0x0F), not an object", "fill as the top object")
+        bothRefuse(
+            BinaryPlistWriter.write(BinaryPlist(objects: [.array([1, 2], length: .inline), string("a"), .fill], topObject: 0)),
+            "names objects[2], a fill byte", "fill in an array")
+
+        // 300 bytes of string put the offset table past what 1-byte offsets reach, though the one
+        // offset (8) fits.
+        let long = BinaryPlist(objects: [.ascii(Array(repeating: 0x61, count: 300), length: .natural(300))], topObject: 0, offsetIntSize: 1)
+        bothRefuse(BinaryPlistWriter.write(long), "trailer.offsetIntSize: 1 bytes cannot address the offset table at 312", "1-byte offsets")
+        var fitted = long
+        fitted.fitLayout()
+        #expect(PlistFormat(.propertyList).validator.validate(BinaryPlistWriter.write(fitted)).isValid)
+    }
+
+    @Test("nesting: an object 512 levels below the top one is read, 513 is refused, in both encodings, as Foundation does")
+    func nesting() throws {
+        /// `levels` arrays around a string: the string lies `levels` below the top.
+        func chain(_ levels: Int) -> BinaryPlist {
+            var objects: [BinaryPlist.Object] = (0..<levels).map { .array([$0 + 1], length: .inline) }
+            objects.append(string("leaf"))
+            var plist = BinaryPlist(objects: objects, topObject: 0)
+            plist.fitLayout()
+            return plist
+        }
+        for levels in [511, 512, 513, 600] {
+            let binary = BinaryPlistWriter.write(chain(levels))
+            let xml = try XMLPlistWriter.write(chain(levels))
+            for (encoding, bytes) in [("binary", binary), ("xml", xml)] {
+                if levels <= PropertyListFile.maxDepth {
+                    #expect(PlistFormat(.propertyList).validator.validate(bytes).isValid, "\(levels) \(encoding)")
+                    #expect((try? PropertyListSerialization.propertyList(from: Data(bytes), format: nil)) != nil, "\(levels) \(encoding)")
+                } else {
+                    bothRefuse(bytes, "nesting: an object \(levels) levels below the top one", "\(levels) \(encoding)")
+                }
+            }
+        }
+        // A shared object counts at its deepest place: the leaf is named from the top (depth 1)
+        // and from the end of a chain (depth 513).
+        var objects: [BinaryPlist.Object] = [.array([1, 2], length: .inline), string("leaf")]
+        for level in 0..<512 { objects.append(.array([level == 511 ? 1 : 3 + level], length: .inline)) }
+        var shared = BinaryPlist(objects: objects, topObject: 0)
+        shared.fitLayout()
+        bothRefuse(BinaryPlistWriter.write(shared), "nesting: an object 513 levels below the top one", "a shared leaf")
+    }
+
+    @Test("a DOCTYPE's public identifier holds only the characters XML allows there (plistlib refuses the others; Foundation skips the DOCTYPE)")
+    func publicIdentifier() {
+        func document(_ id: String) -> [UInt8] {
+            Array(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"\(id)\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n<true/>\n</plist>\n"
+                    .utf8)
+        }
+        #expect(PlistFormat(.propertyList).validator.validate(document("-//Apple//DTD PLIST 1.0//EN")).isValid)
+        #expect(PlistFormat(.propertyList).validator.validate(document("a-Z 0'()+,./:=?;!*#@$_%")).isValid)
+        for bad in ["-//Apple//DTD PLIST 1.0//EN<", "~", "é", "a\tb"] {
+            guard case .invalid(let violation) = PlistFormat(.propertyList).validator.validate(document(bad)) else {
+                Issue.record("\(bad) was read")
+                continue
+            }
+            #expect(violation.message.contains("is not allowed in a public identifier"), "\(violation)")
+        }
+    }
+}
+
+// MARK: - The allow-list
+
+/// Every class of disagreement the sweep accepts, and why we differ: "we refuse" when the
+/// validator refuses what a reference reads, "we read" the other way. A class the sweep meets
+/// that is not here fails the test; Docs/Formats.md lists the same classes.
+let plistAllowList: [String: String] = [
+    // Stricter than Foundation on purpose.
+    "we refuse: OpenStep text":
+        "Foundation also reads the old OpenStep text format (a mangled file often is one: a bare word is a string); the validator reads binary and XML property lists, the formats apps write",
+    "we refuse: XML text that is not UTF-8 XML characters":
+        "CoreFoundation's XML parser takes any byte in text (invalid UTF-8, control characters); the reader wants well-formed XML, as plistlib (expat) and xmllint do",
+    "we refuse: a bare '&' in XML text": "CoreFoundation keeps a '&' that starts no reference as it is; XML requires &amp; (plistlib refuses it too)",
+    "we refuse: XML prolog syntax":
+        "CoreFoundation skips the XML declaration, DOCTYPE and processing instructions up to the next '>' without parsing them; the reader checks their syntax, and that the DOCTYPE names plist",
+    "we refuse: attributes of <plist>":
+        "CoreFoundation never parses attributes (it skips to the next '>'); the reader wants well-formed attributes, and only version=\"1.0\" on <plist>",
+    "we refuse: a value without <plist>":
+        "CoreFoundation reads a bare <dict> or <array> as the document; the reader wants the <plist> root element Apple's DTD requires",
+    "we refuse: base64 with stray characters":
+        "CoreFoundation skips characters outside base64 in <data>; the reader refuses them (a flipped bit in <data> is corruption)",
+    "we refuse: a broken object nothing names":
+        "CoreFoundation (and plistlib) read only the objects reachable from the top object; the reader checks every object of the table (it reads them all, to write the file back byte for byte), so garbage no writer leaves is refused even where no reference leads to it",
+    "we refuse: non-ASCII byte in an ASCII string":
+        "CoreFoundation decodes an ASCII string (0x5_) whatever the bytes' high bit; no writer puts such bytes there (non-ASCII text is written as UTF-16), so the reader calls them corruption",
+    "we refuse: unpaired UTF-16 surrogate":
+        "CoreFoundation keeps a lone surrogate, which Swift's String turns into U+FFFD: the text an app reads is not the text in the file",
+    "we refuse: non-string dictionary key":
+        "CoreFoundation takes any scalar (a number, a date, data) as a key of a binary dictionary; a property list's keys are strings (XML can hold no other), and an app's [String: Any] cast fails on such a dictionary",
+    "we refuse: header version other than 00":
+        "CoreFoundation reads \"bplist0\" with any eighth byte; Apple writes bplist00, the only version the reader reads",
+    "we refuse: references wider than 8 bytes":
+        "CoreFoundation takes any objectRefSize of 1 or more (it only fails when a reference is read); the reader wants 1...8, the widths a reference can have",
+    // plistlib.
+    "we refuse: Foundation refuses it too":
+        "plistlib checks less than CoreFoundation (the offset table's place and size, offsets into the header, cycles, fill bytes, text between XML elements, nesting beyond 512 levels); Foundation, the reader apps use, refuses these files too",
+    "we read: a date outside Python's years 1...9999": "plistlib turns a date into a datetime, which holds the years 1 to 9999 only; Foundation reads any date",
+    "we read: nesting deeper than Python's recursion limit":
+        "plistlib's binary reader recurses once per level and stops at Python's recursion limit (about 500 levels); Foundation reads 512",
+    "we read: XML that starts with neither <?xml nor <plist":
+        "plistlib tells XML from binary by these first bytes only; Foundation (and the reader) take white space, a comment or a processing instruction first",
+    "we read: a set":
+        "plistlib reads no sets (marker 0xC_), which Foundation reads (on Linux it crashes bridging one to Swift: the sweep asks it about a copy with arrays in their place)",
+]
+
+// MARK: - Classes
+
+/// The class of a disagreement with Foundation, named as in the allow-list.
+func foundationClass(ours: Bool, message: String, foundation: FoundationVerdict, bytes: [UInt8]) -> String {
+    guard !ours else { return "we read: unexplained" }
+    if foundation.detail == "openStep" { return "we refuse: OpenStep text" }
+    return "we refuse: " + (xmlFamily(message) ?? binaryFamily(message, bytes: bytes) ?? "unexplained")
+}
+
+/// The class of a disagreement with plistlib. Where Foundation agrees with us, plistlib is the
+/// odd one out; where Foundation disagrees too, the class is Foundation's.
+func plistlibClass(ours: Bool, message: String, plistlib: String, foundation: FoundationVerdict, bytes: [UInt8]) -> String {
+    if ours {
+        if plistlib.hasPrefix("RecursionError") { return "we read: nesting deeper than Python's recursion limit" }
+        guard let plist = try? PropertyListFile.read(bytes).plist else { return "we read: unexplained" }
+        let reachable = reachableIndices(plist)
+        if reachable.contains(where: { if case .set = plist.objects[$0] { true } else { false } }) { return "we read: a set" }
+        // datetime(2001, 1, 1) + timedelta(seconds=...) holds the years 1...9999.
+        let outOfRange = reachable.contains { index in
+            guard case .date(let t) = plist.objects[index] else { return false }
+            return !(t >= -63_113_904_000 && t < 252_423_993_600)
+        }
+        if outOfRange { return "we read: a date outside Python's years 1...9999" }
+        // plistlib.loads takes a file for XML only if it starts with "<?xml" or "<plist".
+        if PropertyListFile.encoding(of: bytes) == .xml, !bytes.starts(with: Array("<?xml".utf8)), !bytes.starts(with: Array("<plist".utf8)) {
+            return "we read: XML that starts with neither <?xml nor <plist"
+        }
+        return "we read: unexplained"
+    }
+    if !foundation.accepted { return "we refuse: Foundation refuses it too" }
+    return foundationClass(ours: ours, message: message, foundation: foundation, bytes: bytes)
+}
+
+/// The family of a rule our readers broke, for the breakdown of a class.
+func ruleFamily(_ message: String) -> String {
+    let rule = message.hasPrefix("xml line ") ? String(message.drop { $0 != ":" }.dropFirst(2)) : message
+    // Without numbers and quoted text, for counting.
+    return String(rule.prefix { $0 != "\"" }.replacing(/0x[0-9A-Fa-f]+/, with: "0x#").replacing(/[0-9]+/, with: "#").prefix(90))
+}
+
+/// The family of an XML reader's message, nil for other messages.
+func xmlFamily(_ message: String) -> String? {
+    guard message.hasPrefix("xml line ") else { return nil }
+    let rule = message.drop { $0 != ":" }.dropFirst(2)
+    func has(_ words: String...) -> Bool { words.contains { rule.contains($0) } }
+    if has("UTF-8", "control character", "is not an XML character", "byte-order mark") { return "XML text that is not UTF-8 XML characters" }
+    if has("DOCTYPE", "XML declaration", "processing instruction") { return "XML prolog syntax" }
+    if has("on <plist>", "of <plist>") { return "attributes of <plist>" }
+    if has("the root element is") { return "a value without <plist>" }
+    if has("bad base64") { return "base64 with stray characters" }
+    if has("'&' that starts no reference") { return "a bare '&' in XML text" }
+    return "XML: " + rule.replacing(/[0-9]+/, with: "#")
+}
+
+/// The family of a binary reader's message, nil for other messages.
+func binaryFamily(_ message: String, bytes: [UInt8]) -> String? {
+    if let match = message.firstMatch(of: /^(objects|offsets)\[([0-9]+)\]/), let index = Int(match.2), let reachable = cfReachableObjects(bytes),
+        !reachable.contains(index)
+    {
+        return "a broken object nothing names"
+    }
+    if message.contains("ASCII string has byte") { return "non-ASCII byte in an ASCII string" }
+    if message.contains("unpaired surrogate") { return "unpaired UTF-16 surrogate" }
+    if message.contains(/key objects\[[0-9]+\] is not a string/) { return "non-string dictionary key" }
+    if message.hasPrefix("header: version") { return "header version other than 00" }
+    if message.contains(/^trailer.objectRefSize: [0-9]+ is not 1...8/) { return "references wider than 8 bytes" }
+    if message.hasPrefix("objects[") || message.hasPrefix("offsets[") || message.hasPrefix("trailer") || message.hasPrefix("file:") {
+        return "binary: " + message.replacing(/[0-9]+/, with: "#")
+    }
+    return nil
+}
+
+/// The objects reachable from the top one, in our reading.
+func reachableIndices(_ plist: BinaryPlist) -> Set<Int> {
+    var seen: Set<Int> = [plist.topObject]
+    var stack = [plist.topObject]
+    while let index = stack.popLast() {
+        for ref in plist.objects[index].references where seen.insert(ref).inserted { stack.append(ref) }
+    }
+    return seen
+}
+
+/// The objects CoreFoundation would visit in a binary file, read as leniently as it reads them:
+/// from the top object, following the references of arrays, sets and dictionaries. Nil when the
+/// trailer is one CoreFoundation refuses.
+func cfReachableObjects(_ bytes: [UInt8]) -> Set<Int>? {
+    guard bytes.count >= 41, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
+    func uint(_ at: Int, _ width: Int) -> UInt64 { (0..<width).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[at + $1]) } }
+    let t = bytes.count - 32
+    let offsetIntSize = Int(bytes[t + 6]), refSize = Int(bytes[t + 7])
+    let count = uint(t + 8, 8), top = uint(t + 16, 8), table = uint(t + 24, 8)
+    guard (1...8).contains(offsetIntSize), refSize >= 1, count >= 1, top < count, table >= 9, table < UInt64(t),
+        count <= (UInt64(t) - table) / UInt64(offsetIntSize), table + count * UInt64(offsetIntSize) == UInt64(t)
+    else { return nil }
+    func offset(_ index: Int) -> Int? {
+        let value = uint(Int(table) + index * offsetIntSize, offsetIntSize)
+        return value >= 8 && value < table ? Int(value) : nil
+    }
+    var seen: Set<Int> = [Int(top)]
+    var stack = [Int(top)]
+    while let index = stack.popLast() {
+        guard let at = offset(index), [0xA, 0xC, 0xD].contains(bytes[at] >> 4) else { continue }
+        var n = Int(bytes[at] & 0x0F)
+        var refs = at + 1
+        if n == 0x0F {
+            guard refs < Int(table), bytes[refs] >> 4 == 0x1 else { continue }
+            let width = 1 << Int(bytes[refs] & 0x0F)
+            guard width <= 8, refs + 1 + width <= Int(table) else { continue }
+            n = Int(truncatingIfNeeded: uint(refs + 1, width))
+            refs += 1 + width
+        }
+        let total = bytes[at] >> 4 == 0xD ? 2 * n : n
+        guard n >= 0, refSize <= 8, total <= (Int(table) - refs) / refSize else { continue }
+        for k in 0..<total {
+            let ref = uint(refs + k * refSize, refSize)
+            if ref < count, seen.insert(Int(ref)).inserted { stack.append(Int(ref)) }
+        }
+    }
+    return seen
+}
+
+// MARK: - Foundation
+
+/// Foundation's verdict on a file.
+struct FoundationVerdict {
+    var accepted: Bool
+    /// The format Foundation read (binary, xml, openStep), or its error.
+    var detail: String
+    /// Whether Foundation read a copy with its sets turned into arrays (see ``setsAsArrays(_:)``).
+    var setsAsArrays = false
+}
+
+func foundationVerdict(_ bytes: [UInt8]) -> FoundationVerdict {
+    let (copy, changed) = setsAsArrays(bytes)
+    var format = PropertyListSerialization.PropertyListFormat.binary
+    do {
+        _ = try PropertyListSerialization.propertyList(from: Data(copy), options: [], format: &format)
+        let name = format == .binary ? "binary" : format == .xml ? "xml" : "openStep"
+        return FoundationVerdict(accepted: true, detail: name, setsAsArrays: changed)
+    } catch {
+        return FoundationVerdict(accepted: false, detail: "\(error)", setsAsArrays: changed)
+    }
+}
+
+/// On Linux, Foundation crashes bridging a binary plist's set (marker 0xC_) to Swift, after
+/// CoreFoundation has read it. CoreFoundation reads a set exactly as an array (0xA_: the same
+/// count and references, one code path), so the sweep asks Foundation about a copy whose
+/// offset table names an array wherever it named a set: the same verdict, without the crash.
+func setsAsArrays(_ bytes: [UInt8]) -> (bytes: [UInt8], changed: Bool) {
+    guard bytes.count >= 40, bytes.starts(with: Array("bplist".utf8)) else { return (bytes, false) }
+    let t = bytes.count - 32
+    let offsetIntSize = Int(bytes[t + 6])
+    guard (1...8).contains(offsetIntSize) else { return (bytes, false) }
+    func uint(_ at: Int, _ width: Int) -> UInt64 { (0..<width).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[at + $1]) } }
+    let count = uint(t + 8, 8)
+    let table = uint(t + 24, 8)
+    guard table < UInt64(t) else { return (bytes, false) }
+    var copy = bytes
+    var changed = false
+    for i in 0..<Int(min(count, (UInt64(t) - table) / UInt64(offsetIntSize))) {
+        let offset = uint(Int(table) + i * offsetIntSize, offsetIntSize)
+        if offset < UInt64(bytes.count), copy[Int(offset)] >> 4 == 0xC {
+            copy[Int(offset)] = 0xA0 | copy[Int(offset)] & 0x0F
+            changed = true
+        }
+    }
+    return (copy, changed)
+}
+
+// MARK: - Inputs
+
+struct SweepInput {
+    var name: String
+    var bytes: [UInt8]
+}
+
+/// A random property list graph, deterministic for the generator's state (Foundation's writer
+/// is not: it writes a Swift dictionary's keys in the process's hash order).
+func randomGraph(_ rng: inout FuzzRNG) -> BinaryPlist {
+    var objects: [BinaryPlist.Object] = []
+    let pool = Array("abcxyz é✓水🧘 <&>]]")
+    func add(depth: Int) -> Int {
+        let index = objects.count
+        objects.append(.null)
+        switch rng.below(depth > 3 ? 6 : 8) {
+        case 0: objects[index] = .naturalInteger(Int128(Int64(bitPattern: rng.next()) >> rng.below(64)))
+        case 1: objects[index] = .real(Double(rng.below(1_000_000)) / 7 - 70_000, widthLog2: 3)
+        case 2: objects[index] = .bool(rng.oneIn(2))
+        case 3: objects[index] = .naturalString(String((0..<rng.below(24)).map { _ in pool[rng.below(pool.count)] }))
+        case 4:
+            let bytes = (0..<rng.below(40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            objects[index] = .data(bytes, length: .natural(bytes.count))
+        case 5: objects[index] = .date(Double(rng.below(2_000_000_000)) - 1e9)
+        case 6:
+            let refs = (0..<rng.below(8)).map { _ in add(depth: depth + 1) }
+            objects[index] = .array(refs, length: .natural(refs.count))
+        default:
+            var keys: [Int] = [], values: [Int] = []
+            for key in 0..<rng.below(8) {
+                objects.append(.naturalString("k\(key)-\(rng.below(100))"))
+                keys.append(objects.count - 1)
+                values.append(add(depth: depth + 1))
+            }
+            objects[index] = .dictionary(keys: keys, values: values, length: .natural(keys.count))
+        }
+        return index
+    }
+    var plist = BinaryPlist(objects: [], topObject: 0)
+    plist.topObject = add(depth: 0)
+    plist.objects = objects
+    plist.fitLayout()
+    return plist
+}
+
+/// The real files of the corpus, random graphs in both encodings, and mutations of them: the
+/// package's structure-aware mutations (as a plist and as a keyed archive), byte-level havoc,
+/// and a sample of the catalogue. Deterministic.
+func plistSweepInputs(mutations: Int = 3_000) throws -> [SweepInput] {
+    var inputs: [SweepInput] = []
+    var seeds: [SweepInput] = []
+    for folder in ["plists", "plists-malformed", "keyed-archives"] {
+        let dir = corpus.appendingPathComponent(folder)
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() {
+            let input = SweepInput(name: "\(folder)/\(name)", bytes: [UInt8](try Data(contentsOf: dir.appendingPathComponent(name))))
+            inputs.append(input)
+            if folder != "plists-malformed", (try? PropertyListFile.read(input.bytes)) != nil { seeds.append(input) }
+        }
+    }
+    var rng = FuzzRNG(seed: 2026)
+    for index in 0..<120 {
+        let plist = randomGraph(&rng)
+        let binary = SweepInput(name: "graph-\(index).binary", bytes: BinaryPlistWriter.write(plist))
+        let xml = SweepInput(name: "graph-\(index).xml", bytes: try XMLPlistWriter.write(plist))
+        inputs += [binary, xml]
+        if index < 40 { seeds += [binary, xml] }
+    }
+    let mutators = [PlistFormat(.propertyList).plistMutator, PlistFormat(.keyedArchive).plistMutator]
+    for index in 0..<mutations {
+        let seed = seeds[rng.below(seeds.count)]
+        var bytes = seed.bytes
+        var steps: [String] = []
+        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
+        if mode != 1, let mutation = mutators[rng.below(2)].mutate(bytes, using: &rng) {
+            bytes = mutation.bytes
+            steps.append(mutation.name)
+        }
+        if mode != 0 || steps.isEmpty {
+            for _ in 0..<(1 + rng.below(3)) {
+                let mutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
+                if let step = mutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
+                    steps.append(step)
+                }
+            }
+        }
+        inputs.append(SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes))
+    }
+    // Every fourth catalogue entry of a dozen seeds (trailer lies, offsets into objects, lying
+    // lengths, the nesting ladder).
+    for seed in seeds.prefix(12) {
+        let catalogue = PlistFormat(.keyedArchive).plistMutator.catalogue(of: seed.bytes, context: CatalogueContext(maxInputLength: 1 << 20))
+        for (index, entry) in catalogue.enumerated() where index % 4 == 0 {
+            inputs.append(SweepInput(name: "catalogue of \(seed.name): \(entry.name)", bytes: entry.bytes))
+        }
+    }
+    return inputs
+}
+
+// MARK: - Tally and the helper script
+
+/// Counts per oracle: agreements, disagreements by class (with a few examples), inputs not
+/// compared; prints them, and records an issue for each class not in the allow-list.
+struct SweepTally {
+    let format: String
+    let inputs: Int
+    let allowed: [String: String]
+    var agreements: [String: Int] = [:]
+    var skipped: [String: [String: Int]] = [:]
+    var notes: [String: [String: Int]] = [:]
+    var classes: [String: [String: Int]] = [:]
+    var families: [String: [String: Int]] = [:]
+    var examples: [String: [String]] = [:]
+
+    init(format: String, inputs: Int, allowed: [String: String]) {
+        self.format = format
+        self.inputs = inputs
+        self.allowed = allowed
+    }
+
+    mutating func agree(_ oracle: String) { agreements[oracle, default: 0] += 1 }
+    mutating func skip(_ oracle: String, _ reason: String) { skipped[oracle, default: [:]][reason, default: 0] += 1 }
+    mutating func note(_ oracle: String, _ what: String) { notes[oracle, default: [:]][what, default: 0] += 1 }
+    /// With CORRUPT_FUZZ_SWEEP_DUMP=FOLDER, the inputs of classes not in the allow-list are
+    /// written there, to look into.
+    mutating func disagree(_ oracle: String, _ name: String, family: String, _ example: String, bytes: [UInt8]) {
+        if allowed[name] == nil, let folder = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SWEEP_DUMP"] {
+            let count = classes.values.reduce(0) { $0 + $1.values.reduce(0, +) }
+            try? Data(bytes).write(to: URL(fileURLWithPath: folder).appendingPathComponent("\(format)-\(count)"))
+        }
+        classes[oracle, default: [:]][name, default: 0] += 1
+        families[oracle + " " + name, default: [:]][family, default: 0] += 1
+        if examples[name, default: []].count < 3 { examples[name, default: []].append(example) }
+    }
+
+    func report(seconds: Double) {
+        print("validator sweep: \(format): \(inputs) inputs in \(String(format: "%.1f", seconds)) s")
+        for oracle in Set(agreements.keys).union(classes.keys).union(skipped.keys).sorted() {
+            let disagreements = classes[oracle, default: [:]].values.reduce(0, +)
+            let notAsked = skipped[oracle, default: [:]].values.reduce(0, +)
+            print("  \(oracle): \(agreements[oracle, default: 0]) agree, \(disagreements) disagree, \(notAsked) not compared")
+            for (reason, count) in skipped[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    not compared: \(count) \(reason)") }
+            for (what, count) in notes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    of these, \(count) \(what)") }
+            for (name, count) in classes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) {
+                let known = allowed[name] != nil
+                print("    \(known ? "allowed" : "UNEXPLAINED"): \(count) \(name)")
+                for (family, n) in families[oracle + " " + name, default: [:]].sorted(by: { $0.value > $1.value }) { print("      \(n) \(family)") }
+                if !known {
+                    let shown = examples[name, default: []].joined(separator: "\n")
+                    Issue.record("\(format): \(count) inputs in a class of disagreement with \(oracle) the allow-list does not explain: \(name)\n\(shown)")
+                }
+            }
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Runs Scripts/validator-sweep.py in `mode` on `paths` (with `extra` arguments first): one
+/// result a path, in order; nil when python3 is not on PATH.
+func runSweepScript(_ mode: String, _ paths: [String], extra: [String] = []) throws -> [[String: Any]]? {
+    guard toolOnPath("python3") else { return nil }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let list = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-list-\(UUID().uuidString).txt")
+    try Data(paths.joined(separator: "\n").utf8).write(to: list)
+    defer { try? FileManager.default.removeItem(at: list) }
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-out-\(UUID().uuidString).jsonl")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let handle = try FileHandle(forWritingTo: output)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", root.appendingPathComponent("Scripts/validator-sweep.py").path, mode] + extra + ["--list", list.path]
+    process.standardOutput = handle
+    try process.run()
+    process.waitUntilExit()
+    try handle.close()
+    let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+    guard process.terminationStatus == 0, lines.count == paths.count else {
+        Issue.record("Scripts/validator-sweep.py \(mode) exited \(process.terminationStatus) with \(lines.count) results for \(paths.count) files")
+        return nil
+    }
+    return try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+}
+
+func toolOnPath(_ name: String) -> Bool {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
+        FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
+    }
+}
