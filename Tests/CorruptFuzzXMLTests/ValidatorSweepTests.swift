@@ -1,0 +1,304 @@
+import CorruptFuzzCore
+import CorruptFuzzXML
+import Foundation
+import Testing
+
+// The XML validators against libxml2's own command-line parser: well-formedness (XMLFormat's
+// validator) against `xmllint --noout` (reading the file, and with --memory reading it from
+// memory as XMLReader does), and the XSD validator against `xmllint --noout --schema`. Every
+// disagreement must fall in a class of the allow-list below, each with the reason we differ
+// (Docs/Formats.md lists them).
+//
+//     swift test --filter ValidatorSweep
+
+@Suite("Validator sweep: XML against xmllint")
+struct XMLValidatorSweepTests {
+    @Test("the well-formedness validator agrees with xmllint --noout, except for the documented classes")
+    func wellFormedness() throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let inputs = try xmlSweepInputs(generator: nil, mutations: 2_500)
+        let validator = XMLFormat().validator
+        var tally = SweepTally(format: "xml well-formedness", inputs: inputs.count, allowed: xmlAllowList)
+        let decided = decidedVerdicts(inputs, validator, &tally, oracles: ["xmllint", "xmllint --memory"])
+        guard let results = try xmllintVerdicts(decided.map { inputs[$0.index] }, modes: ["xmllint", "xmllint-memory"]) else { return }
+        for (k, (index, verdict)) in decided.enumerated() {
+            compare(verdict, results[0][k], oracle: "xmllint", input: inputs[index], tally: &tally)
+            compare(verdict, results[1][k], oracle: "xmllint --memory", input: inputs[index], tally: &tally)
+        }
+        tally.report(seconds: (clock.now - start).seconds)
+        #expect(tally.agreements["xmllint", default: 0] > inputs.count * 9 / 10)
+    }
+
+    @Test("the XSD validator agrees with xmllint --schema, except for the documented classes", arguments: ["notes.xsd", "library.xsd"])
+    func schema(name: String) throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let xsd = name == "notes.xsd" ? notesXSD : libraryXSD
+        let generator = try XSDGenerator(xsd: xsd)
+        let inputs = try xmlSweepInputs(generator: generator, mutations: 1_500)
+        let schemaFile = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-\(UUID().uuidString)-\(name)")
+        try Data(xsd).write(to: schemaFile)
+        defer { try? FileManager.default.removeItem(at: schemaFile) }
+        let validator = try XMLSchemaValidator(xsd: xsd, name: name)
+        var tally = SweepTally(format: "xml against \(name)", inputs: inputs.count, allowed: xmlAllowList)
+        let decided = decidedVerdicts(inputs, validator, &tally, oracles: ["xmllint --schema"])
+        guard let results = try xmllintVerdicts(decided.map { inputs[$0.index] }, modes: ["xmllint-schema"], extra: [schemaFile.path])?[0] else { return }
+        for (k, (index, verdict)) in decided.enumerated() {
+            compare(verdict, results[k], oracle: "xmllint --schema", input: inputs[index], tally: &tally)
+        }
+        tally.report(seconds: (clock.now - start).seconds)
+        // Generated documents are valid, mutations mostly not: both sides are exercised.
+        #expect(tally.agreements["xmllint --schema", default: 0] > inputs.count * 9 / 10)
+        #expect(tally.verdicts["valid", default: 0] > 200 && tally.verdicts["invalid", default: 0] > 500, "\(tally.verdicts)")
+    }
+
+    /// Our verdicts on `inputs`, but for those beyond the safe reader's limits (libxml2's own
+    /// depth limit, or more attributes on an element than libxml2 checks in reasonable time):
+    /// those are undecided, not compared, and not given to xmllint either (100,000 attributes
+    /// take it a minute).
+    func decidedVerdicts(_ inputs: [SweepInput], _ validator: any Validator, _ tally: inout SweepTally, oracles: [String]) -> [(index: Int, verdict: Verdict)] {
+        var decided: [(index: Int, verdict: Verdict)] = []
+        for (index, input) in inputs.enumerated() {
+            let verdict = validator.validate(input.bytes)
+            guard case .undecided(let why) = verdict else {
+                tally.count(verdict.isValid ? "valid" : "invalid")
+                decided.append((index, verdict))
+                continue
+            }
+            let limit =
+                why.contains("Excessive depth")
+                ? "nesting deeper than libxml2's 256 levels" : why.contains("attributes") ? "an element with over 10,000 attributes" : why
+            for oracle in oracles { tally.skip(oracle, "undecided by us: beyond the safe reader's limits (\(limit))") }
+        }
+        return decided
+    }
+
+    /// Counts `verdict` against xmllint's `result` in `tally`.
+    func compare(_ verdict: Verdict, _ result: [String: Any], oracle: String, input: SweepInput, tally: inout SweepTally) {
+        let detail = result["detail"] as? String ?? ""
+        guard let theirs = result["ok"] as? Bool else {
+            tally.skip(oracle, "xmllint gave no verdict (\(detail))")
+            return
+        }
+        let ours: Bool
+        var message = ""
+        switch verdict {
+        case .valid: ours = true
+        case .invalid(let violation):
+            ours = false
+            message = violation.description
+        case .undecided:
+            return
+        case .error(let signature, let detail):
+            tally.disagree(oracle, "validator error", family: signature, "\(input.name): \(detail)", bytes: input.bytes)
+            return
+        }
+        if ours == theirs {
+            tally.agree(oracle)
+            return
+        }
+        let name = xmlClass(ours: ours, message: message, xmllint: detail, bytes: input.bytes)
+        tally.disagree(
+            oracle, name, family: ours ? String(detail.prefix(90)) : xmlRuleFamily(message),
+            "\(input.name): ours: \(message.prefix(200)) | xmllint: \(detail.prefix(200))",
+            bytes: input.bytes)
+    }
+}
+
+/// Every class of disagreement the sweep accepts, and why we differ. A class the sweep meets that
+/// is not here fails the test; Docs/Formats.md lists the same classes.
+let xmlAllowList: [String: String] = [
+    "we refuse: a NUL byte in a document of 8-bit units":
+        "libxml2 (xmllint too, reading a file or memory) stops at a NUL byte after the root element and calls the document well-formed; a NUL is no XML character anywhere, and an app's save cut short by a zero-filled block ends that way, so the reader refuses it (XMLReader.checkNUL)"
+]
+
+/// The class of a disagreement, named as in the allow-list.
+func xmlClass(ours: Bool, message: String, xmllint: String, bytes: [UInt8]) -> String {
+    if !ours, message.contains("a NUL byte at offset") { return "we refuse: a NUL byte in a document of 8-bit units" }
+    return (ours ? "we accept: " : "we refuse: ") + "unexplained"
+}
+
+/// A rule of libxml2's message, for counting: its error name when it has one.
+func xmlRuleFamily(_ message: String) -> String {
+    if let rule = message.firstMatch(of: /\[rule: ([A-Z_0-9]+)\]/) { return String(rule.1) }
+    return String(message.replacing(/[0-9]+/, with: "#").prefix(90))
+}
+
+// MARK: - Inputs
+
+struct SweepInput {
+    var name: String
+    var bytes: [UInt8]
+}
+
+/// The corpus's documents (without a generator) or documents generated from the schema (with
+/// one), then `mutations` mutations of them: the XML mutator's tree and lexical mutations,
+/// byte-level havoc, both; and every fourth entry of the catalogues of a few seeds (the hostile
+/// documents up to 1 MB, the structure stage). Deterministic.
+func xmlSweepInputs(generator: XSDGenerator?, mutations: Int) throws -> [SweepInput] {
+    var inputs: [SweepInput] = []
+    var rng = FuzzRNG(seed: 29)
+    let mutator = XMLMutator(generator: generator)
+    if generator == nil {
+        for name in try FileManager.default.contentsOfDirectory(atPath: xmlCorpus.path).sorted() {
+            inputs.append(SweepInput(name: "xml/\(name)", bytes: [UInt8](try Data(contentsOf: xmlCorpus.appendingPathComponent(name)))))
+        }
+        let notes = xmlCorpus.deletingLastPathComponent().appendingPathComponent("notes")
+        for name in try FileManager.default.contentsOfDirectory(atPath: notes.path).sorted() where name.hasSuffix(".xml") {
+            inputs.append(SweepInput(name: "notes/\(name)", bytes: [UInt8](try Data(contentsOf: notes.appendingPathComponent(name)))))
+        }
+    }
+    for index in 0..<(generator == nil ? 40 : 300) {
+        inputs.append(SweepInput(name: "generated-\(index)", bytes: mutator.generate(using: &rng)))
+    }
+    let seeds = inputs
+    for index in 0..<mutations {
+        let seed = seeds[rng.below(seeds.count)]
+        var bytes = seed.bytes
+        var steps: [String] = []
+        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
+        if mode != 1, let mutation = mutator.mutate(bytes, using: &rng) {
+            bytes = mutation.bytes
+            steps.append(mutation.name)
+        }
+        if mode != 0 || steps.isEmpty {
+            for _ in 0..<(1 + rng.below(3)) {
+                let byteMutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
+                if let step = byteMutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
+                    steps.append(step)
+                }
+            }
+        }
+        inputs.append(SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes))
+    }
+    for seed in seeds.prefix(6) {
+        let entries = mutator.catalogueEntries(of: seed.bytes, context: CatalogueContext(maxInputLength: 1 << 20))
+        for (index, entry) in entries.enumerated() where index % 4 == 0 {
+            let mutation = entry.mutation()
+            inputs.append(SweepInput(name: "catalogue of \(seed.name): \(mutation.name)", bytes: mutation.bytes))
+        }
+    }
+    return inputs
+}
+
+/// xmllint's verdicts on `inputs` in each of `modes` (of Scripts/validator-sweep.py); nil, with an
+/// issue recorded, when xmllint or python3 is not on PATH.
+func xmllintVerdicts(_ inputs: [SweepInput], modes: [String], extra: [String] = []) throws -> [[[String: Any]]]? {
+    guard toolOnPath("xmllint") else {
+        Issue.record("xmllint is not on PATH (libxml2-utils; Scripts/setup.sh installs it): the XML validators were not compared with libxml2's own parser")
+        return nil
+    }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("xml-sweep-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var paths: [String] = []
+    for (index, input) in inputs.enumerated() {
+        let path = folder.appendingPathComponent("\(index).xml").path
+        try Data(input.bytes).write(to: URL(fileURLWithPath: path))
+        paths.append(path)
+    }
+    var results: [[[String: Any]]] = []
+    for mode in modes {
+        guard let result = try runSweepScript(mode, paths, extra: extra) else { return nil }
+        results.append(result)
+    }
+    return results
+}
+
+// MARK: - Tally and the helper script (as in the plist sweep)
+
+/// Counts per oracle: agreements, disagreements by class (with a few examples), inputs not
+/// compared; prints them, and records an issue for each class not in the allow-list.
+struct SweepTally {
+    let format: String
+    let inputs: Int
+    let allowed: [String: String]
+    var agreements: [String: Int] = [:]
+    var verdicts: [String: Int] = [:]
+    var skipped: [String: [String: Int]] = [:]
+    var classes: [String: [String: Int]] = [:]
+    var families: [String: [String: Int]] = [:]
+    var examples: [String: [String]] = [:]
+
+    init(format: String, inputs: Int, allowed: [String: String]) {
+        self.format = format
+        self.inputs = inputs
+        self.allowed = allowed
+    }
+
+    mutating func agree(_ oracle: String) { agreements[oracle, default: 0] += 1 }
+    mutating func count(_ verdict: String) { verdicts[verdict, default: 0] += 1 }
+    mutating func skip(_ oracle: String, _ reason: String) { skipped[oracle, default: [:]][reason, default: 0] += 1 }
+
+    /// With CORRUPT_FUZZ_SWEEP_DUMP=FOLDER, the inputs of classes not in the allow-list are
+    /// written there, to look into.
+    mutating func disagree(_ oracle: String, _ name: String, family: String, _ example: String, bytes: [UInt8]) {
+        if allowed[name] == nil, let folder = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SWEEP_DUMP"] {
+            let count = classes.values.reduce(0) { $0 + $1.values.reduce(0, +) }
+            try? Data(bytes).write(to: URL(fileURLWithPath: folder).appendingPathComponent("xml-\(count)"))
+        }
+        classes[oracle, default: [:]][name, default: 0] += 1
+        families[oracle + " " + name, default: [:]][family, default: 0] += 1
+        if examples[name, default: []].count < 3 { examples[name, default: []].append(example) }
+    }
+
+    func report(seconds: Double) {
+        print("validator sweep: \(format): \(inputs) inputs in \(String(format: "%.1f", seconds)) s")
+        for oracle in Set(agreements.keys).union(classes.keys).union(skipped.keys).sorted() {
+            let disagreements = classes[oracle, default: [:]].values.reduce(0, +)
+            let notAsked = skipped[oracle, default: [:]].values.reduce(0, +)
+            print("  \(oracle): \(agreements[oracle, default: 0]) agree, \(disagreements) disagree, \(notAsked) not compared")
+            for (reason, count) in skipped[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    not compared: \(count) \(reason)") }
+            for (name, count) in classes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) {
+                let known = allowed[name] != nil
+                print("    \(known ? "allowed" : "UNEXPLAINED"): \(count) \(name)")
+                for (family, n) in families[oracle + " " + name, default: [:]].sorted(by: { $0.value > $1.value }) { print("      \(n) \(family)") }
+                if !known {
+                    let shown = examples[name, default: []].joined(separator: "\n")
+                    Issue.record("\(format): \(count) inputs in a class of disagreement with \(oracle) the allow-list does not explain: \(name)\n\(shown)")
+                }
+            }
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Runs Scripts/validator-sweep.py in `mode` on `paths` (with `extra` arguments first): one
+/// result a path, in order; nil, with an issue recorded, when it cannot.
+func runSweepScript(_ mode: String, _ paths: [String], extra: [String] = []) throws -> [[String: Any]]? {
+    guard toolOnPath("python3") else {
+        Issue.record("python3 is not on PATH (Scripts/setup.sh installs it): Scripts/validator-sweep.py \(mode) did not run")
+        return nil
+    }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let list = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-list-\(UUID().uuidString).txt")
+    try Data(paths.joined(separator: "\n").utf8).write(to: list)
+    defer { try? FileManager.default.removeItem(at: list) }
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-out-\(UUID().uuidString).jsonl")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let handle = try FileHandle(forWritingTo: output)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", root.appendingPathComponent("Scripts/validator-sweep.py").path, mode] + extra + ["--list", list.path]
+    process.standardOutput = handle
+    try process.run()
+    process.waitUntilExit()
+    try handle.close()
+    let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+    guard process.terminationStatus == 0, lines.count == paths.count else {
+        Issue.record("Scripts/validator-sweep.py \(mode) exited \(process.terminationStatus) with \(lines.count) results for \(paths.count) files")
+        return nil
+    }
+    return try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+}
+
+func toolOnPath(_ name: String) -> Bool {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
+        FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
+    }
+}
