@@ -248,10 +248,12 @@ func ruleFamily(_ message: String) -> String {
 func xmlFamily(_ message: String) -> String? {
     guard message.hasPrefix("xml line ") else { return nil }
     let rule = message.drop { $0 != ":" }.dropFirst(2)
-    func has(_ words: String...) -> Bool { words.contains { rule.contains($0) } }
+    // The rule, without the quoted text it shows.
+    let head = rule.prefix { $0 != "\"" }
+    func has(_ words: String...) -> Bool { words.contains { head.contains($0) } }
+    if rule.contains(/attribute .* (on|of) <plist>/) { return "attributes of <plist>" }
     if has("UTF-8", "control character", "is not an XML character", "byte-order mark") { return "XML text that is not UTF-8 XML characters" }
     if has("DOCTYPE", "XML declaration", "processing instruction") { return "XML prolog syntax" }
-    if has("on <plist>", "of <plist>") { return "attributes of <plist>" }
     if has("the root element is") { return "a value without <plist>" }
     if has("bad base64") { return "base64 with stray characters" }
     if has("'&' that starts no reference") { return "a bare '&' in XML text" }
