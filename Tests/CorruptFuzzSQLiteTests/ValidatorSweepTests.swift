@@ -64,7 +64,11 @@ struct SQLiteValidatorSweepTests {
             }
             let integrity = result["integrity"] as? [String: Any], quick = result["quick"] as? [String: Any]
             func passed(_ check: [String: Any]?) -> Bool { check?["status"] as? Int == 0 && check?["rows"] as? [String] == ["ok"] }
-            if passed(integrity) != passed(quick) { tally.note("sqlite3", "integrity_check and quick_check differ") }
+            if passed(integrity) != passed(quick) {
+                let first = (integrity?["rows"] as? [String])?.first ?? integrity?["error"] as? String ?? ""
+                let what = "\(passed(quick) ? "quick_check passes" : "quick_check fails"), integrity_check \(passed(integrity) ? "passes" : "fails")"
+                tally.note("sqlite3", "\(what) (\(first.replacing(/[0-9]+/, with: "#").prefix(60)))")
+            }
             var message = "", path = ""
             if case .invalid(let violation) = verdict {
                 message = violation.message
