@@ -363,12 +363,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzPlistTests",
-            dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore", "CorruptFuzzExamples", "CorruptFuzzGenerators", "FriendListLoaders"],
+            dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore", "CorruptFuzzExamples", "CorruptFuzzGenerators", "FriendListLoaders", "SelfFuzzSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CorruptFuzzXMLTests",
-            dependencies: ["CorruptFuzzXML", "CorruptFuzzCore"],
+            dependencies: ["CorruptFuzzXML", "CorruptFuzzCore", "SelfFuzzSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -387,7 +387,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzSQLiteTests",
-            dependencies: ["CorruptFuzzSQLite", "CorruptFuzzSQLiteTesting", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting"],
+            dependencies: [
+                "CorruptFuzzSQLite", "CorruptFuzzSQLiteTesting", "CorruptFuzzCore", "CorruptFuzzExamples", "SQLiteLoaders", "CorruptFuzzTesting",
+                "SelfFuzzSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

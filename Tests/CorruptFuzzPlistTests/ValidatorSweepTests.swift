@@ -1,6 +1,7 @@
 import CorruptFuzzCore
 import CorruptFuzzPlist
 import Foundation
+import SelfFuzzSupport
 import Testing
 
 // The property-list validator against two independent readers: Foundation's
@@ -60,7 +61,7 @@ struct PlistValidatorSweepTests {
                     "\(input.name): ours: \(message.prefix(160)) | plistlib: \(detail.prefix(160))", bytes: input.bytes)
             }
         }
-        tally.report(seconds: (clock.now - start).seconds)
+        tally.report(seconds: (clock.now - start).sweepSeconds)
         // Every oracle compared most inputs.
         #expect(tally.agreements["Foundation", default: 0] > inputs.count * 3 / 4)
         if python != nil { #expect(tally.agreements["plistlib", default: 0] > inputs.count / 2) }
@@ -377,11 +378,6 @@ func setsAsArrays(_ bytes: [UInt8]) -> (bytes: [UInt8], changed: Bool) {
 
 // MARK: - Inputs
 
-struct SweepInput {
-    var name: String
-    var bytes: [UInt8]
-}
-
 /// A random property list graph, deterministic for the generator's state (Foundation's writer
 /// is not: it writes a Swift dictionary's keys in the process's hash order).
 func randomGraph(_ rng: inout FuzzRNG) -> BinaryPlist {
@@ -471,101 +467,4 @@ func plistSweepInputs(mutations: Int = 3_000) throws -> [SweepInput] {
         }
     }
     return inputs
-}
-
-// MARK: - Tally and the helper script
-
-/// Counts per oracle: agreements, disagreements by class (with a few examples), inputs not
-/// compared; prints them, and records an issue for each class not in the allow-list.
-struct SweepTally {
-    let format: String
-    let inputs: Int
-    let allowed: [String: String]
-    var agreements: [String: Int] = [:]
-    var skipped: [String: [String: Int]] = [:]
-    var notes: [String: [String: Int]] = [:]
-    var classes: [String: [String: Int]] = [:]
-    var families: [String: [String: Int]] = [:]
-    var examples: [String: [String]] = [:]
-
-    init(format: String, inputs: Int, allowed: [String: String]) {
-        self.format = format
-        self.inputs = inputs
-        self.allowed = allowed
-    }
-
-    mutating func agree(_ oracle: String) { agreements[oracle, default: 0] += 1 }
-    mutating func skip(_ oracle: String, _ reason: String) { skipped[oracle, default: [:]][reason, default: 0] += 1 }
-    mutating func note(_ oracle: String, _ what: String) { notes[oracle, default: [:]][what, default: 0] += 1 }
-    /// With CORRUPT_FUZZ_SWEEP_DUMP=FOLDER, the inputs of classes not in the allow-list are
-    /// written there, to look into.
-    mutating func disagree(_ oracle: String, _ name: String, family: String, _ example: String, bytes: [UInt8]) {
-        if allowed[name] == nil, let folder = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SWEEP_DUMP"] {
-            let count = classes.values.reduce(0) { $0 + $1.values.reduce(0, +) }
-            try? Data(bytes).write(to: URL(fileURLWithPath: folder).appendingPathComponent("\(format)-\(count)"))
-        }
-        classes[oracle, default: [:]][name, default: 0] += 1
-        families[oracle + " " + name, default: [:]][family, default: 0] += 1
-        if examples[name, default: []].count < 3 { examples[name, default: []].append(example) }
-    }
-
-    func report(seconds: Double) {
-        print("validator sweep: \(format): \(inputs) inputs in \(String(format: "%.1f", seconds)) s")
-        for oracle in Set(agreements.keys).union(classes.keys).union(skipped.keys).sorted() {
-            let disagreements = classes[oracle, default: [:]].values.reduce(0, +)
-            let notAsked = skipped[oracle, default: [:]].values.reduce(0, +)
-            print("  \(oracle): \(agreements[oracle, default: 0]) agree, \(disagreements) disagree, \(notAsked) not compared")
-            for (reason, count) in skipped[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    not compared: \(count) \(reason)") }
-            for (what, count) in notes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    of these, \(count) \(what)") }
-            for (name, count) in classes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) {
-                let known = allowed[name] != nil
-                print("    \(known ? "allowed" : "UNEXPLAINED"): \(count) \(name)")
-                for (family, n) in families[oracle + " " + name, default: [:]].sorted(by: { $0.value > $1.value }) { print("      \(n) \(family)") }
-                if !known {
-                    let shown = examples[name, default: []].joined(separator: "\n")
-                    Issue.record("\(format): \(count) inputs in a class of disagreement with \(oracle) the allow-list does not explain: \(name)\n\(shown)")
-                }
-            }
-        }
-    }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-/// Runs Scripts/validator-sweep.py in `mode` on `paths` (with `extra` arguments first): one
-/// result a path, in order; nil, with an issue recorded, when it cannot.
-func runSweepScript(_ mode: String, _ paths: [String], extra: [String] = []) throws -> [[String: Any]]? {
-    guard toolOnPath("python3") else {
-        Issue.record("python3 is not on PATH (Scripts/setup.sh installs it): Scripts/validator-sweep.py \(mode) did not run")
-        return nil
-    }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let list = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-list-\(UUID().uuidString).txt")
-    try Data(paths.joined(separator: "\n").utf8).write(to: list)
-    defer { try? FileManager.default.removeItem(at: list) }
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-out-\(UUID().uuidString).jsonl")
-    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: output) }
-    let handle = try FileHandle(forWritingTo: output)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", root.appendingPathComponent("Scripts/validator-sweep.py").path, mode] + extra + ["--list", list.path]
-    process.standardOutput = handle
-    try process.run()
-    process.waitUntilExit()
-    try handle.close()
-    let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
-    guard process.terminationStatus == 0, lines.count == paths.count else {
-        Issue.record("Scripts/validator-sweep.py \(mode) exited \(process.terminationStatus) with \(lines.count) results for \(paths.count) files")
-        return nil
-    }
-    return try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
-}
-
-func toolOnPath(_ name: String) -> Bool {
-    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
-        FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
-    }
 }

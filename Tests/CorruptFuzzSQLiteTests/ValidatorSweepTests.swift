@@ -1,6 +1,7 @@
 import CorruptFuzzCore
 import CorruptFuzzExamples
 import Foundation
+import SelfFuzzSupport
 import Testing
 
 @testable import CorruptFuzzSQLite
@@ -83,7 +84,7 @@ struct SQLiteValidatorSweepTests {
                 "sqlite3", name, family: sqliteFamily(message, path: path),
                 "\(input.name): ours: \(path): \(message.prefix(200)) | sqlite3: \(detail.prefix(200))", bytes: input.bytes)
         }
-        tally.report(seconds: (clock.now - start).seconds)
+        tally.report(seconds: (clock.now - start).sweepSeconds)
         #expect(tally.agreements["sqlite3", default: 0] > tally.inputs / 2)
         #expect(tally.verdicts["valid", default: 0] > 50 && tally.verdicts["invalid", default: 0] > 500, "\(tally.verdicts)")
     }
@@ -127,11 +128,6 @@ func sqliteFamily(_ message: String, path: String) -> String {
 }
 
 // MARK: - Inputs
-
-struct SweepInput {
-    var name: String
-    var bytes: [UInt8]
-}
 
 /// Databases the format's generator makes (and, for the note store, the corpus's), then
 /// `mutations` mutations of them: the SQLite mutator's page, cell, header and log edits,
@@ -201,107 +197,5 @@ func edited(_ database: [UInt8], _ sql: String) throws -> [UInt8] {
         try connection.execute(sql)
         connection.close()
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-    }
-}
-
-// MARK: - Tally and the helper script (as in the plist sweep)
-
-/// Counts per oracle: agreements, disagreements by class (with a few examples), inputs not
-/// compared; prints them, and records an issue for each class not in the allow-list.
-struct SweepTally {
-    let format: String
-    var inputs: Int
-    let allowed: [String: String]
-    var agreements: [String: Int] = [:]
-    var verdicts: [String: Int] = [:]
-    var skipped: [String: [String: Int]] = [:]
-    var notes: [String: [String: Int]] = [:]
-    var classes: [String: [String: Int]] = [:]
-    var families: [String: [String: Int]] = [:]
-    var examples: [String: [String]] = [:]
-
-    init(format: String, inputs: Int, allowed: [String: String]) {
-        self.format = format
-        self.inputs = inputs
-        self.allowed = allowed
-    }
-
-    mutating func agree(_ oracle: String) { agreements[oracle, default: 0] += 1 }
-    mutating func count(_ verdict: String) { verdicts[verdict, default: 0] += 1 }
-    mutating func skip(_ oracle: String, _ reason: String) { skipped[oracle, default: [:]][reason, default: 0] += 1 }
-    mutating func note(_ oracle: String, _ what: String) { notes[oracle, default: [:]][what, default: 0] += 1 }
-
-    /// With CORRUPT_FUZZ_SWEEP_DUMP=FOLDER, the inputs of classes not in the allow-list are
-    /// written there, to look into.
-    mutating func disagree(_ oracle: String, _ name: String, family: String, _ example: String, bytes: [UInt8]) {
-        if allowed[name] == nil, let folder = ProcessInfo.processInfo.environment["CORRUPT_FUZZ_SWEEP_DUMP"] {
-            let count = classes.values.reduce(0) { $0 + $1.values.reduce(0, +) }
-            try? Data(bytes).write(to: URL(fileURLWithPath: folder).appendingPathComponent("sqlite-\(count)"))
-        }
-        classes[oracle, default: [:]][name, default: 0] += 1
-        families[oracle + " " + name, default: [:]][family, default: 0] += 1
-        if examples[name, default: []].count < 3 { examples[name, default: []].append(example) }
-    }
-
-    func report(seconds: Double) {
-        print(
-            "validator sweep: \(format): \(inputs) inputs (\(verdicts["valid", default: 0]) valid by us, \(verdicts["invalid", default: 0]) invalid) in \(String(format: "%.1f", seconds)) s"
-        )
-        for oracle in Set(agreements.keys).union(classes.keys).union(skipped.keys).sorted() {
-            let disagreements = classes[oracle, default: [:]].values.reduce(0, +)
-            let notAsked = skipped[oracle, default: [:]].values.reduce(0, +)
-            print("  \(oracle): \(agreements[oracle, default: 0]) agree, \(disagreements) disagree, \(notAsked) not compared")
-            for (reason, count) in skipped[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    not compared: \(count) \(reason)") }
-            for (what, count) in notes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) { print("    note: \(count) \(what)") }
-            for (name, count) in classes[oracle, default: [:]].sorted(by: { $0.key < $1.key }) {
-                let known = allowed[name] != nil
-                print("    \(known ? "allowed" : "UNEXPLAINED"): \(count) \(name)")
-                for (family, n) in families[oracle + " " + name, default: [:]].sorted(by: { $0.value > $1.value }) { print("      \(n) \(family)") }
-                if !known {
-                    let shown = examples[name, default: []].joined(separator: "\n")
-                    Issue.record("\(format): \(count) inputs in a class of disagreement with \(oracle) the allow-list does not explain: \(name)\n\(shown)")
-                }
-            }
-        }
-    }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-/// Runs Scripts/validator-sweep.py in `mode` on `paths` (with `extra` arguments first): one
-/// result a path, in order; nil, with an issue recorded, when it cannot.
-func runSweepScript(_ mode: String, _ paths: [String], extra: [String] = []) throws -> [[String: Any]]? {
-    guard toolOnPath("python3") else {
-        Issue.record("python3 is not on PATH (Scripts/setup.sh installs it): Scripts/validator-sweep.py \(mode) did not run")
-        return nil
-    }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let list = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-list-\(UUID().uuidString).txt")
-    try Data(paths.joined(separator: "\n").utf8).write(to: list)
-    defer { try? FileManager.default.removeItem(at: list) }
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent("sweep-out-\(UUID().uuidString).jsonl")
-    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: output) }
-    let handle = try FileHandle(forWritingTo: output)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", root.appendingPathComponent("Scripts/validator-sweep.py").path, mode] + extra + ["--list", list.path]
-    process.standardOutput = handle
-    try process.run()
-    process.waitUntilExit()
-    try handle.close()
-    let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
-    guard process.terminationStatus == 0, lines.count == paths.count else {
-        Issue.record("Scripts/validator-sweep.py \(mode) exited \(process.terminationStatus) with \(lines.count) results for \(paths.count) files")
-        return nil
-    }
-    return try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
-}
-
-func toolOnPath(_ name: String) -> Bool {
-    (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
-        FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
     }
 }
