@@ -211,7 +211,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     static let outOfMemoryMarkers = [
         "Could not allocate memory", "could not allocate memory", "std::bad_alloc", "MemoryError",
         "out of memory", "Out of memory", "Cannot allocate memory", "allocation-size-too-big",
-        "requested allocation size", "out-of-memory", "failed to allocate", "rss limit exhausted", "Memory allocation failed",
+        "requested allocation size", "out-of-memory", "failed to allocate", "rss limit exhausted",
     ]
 
     static let sanitizerMarkers = [
@@ -222,35 +222,23 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     static func classify(_ r: cf_result, stdout: [UInt8], stderr: [UInt8], limits: Limits) -> Outcome {
         let errText = String(decoding: stderr, as: UTF8.self)
         let peakKB = Int64(r.max_rss_kb)
-        // At the limit when it ended: a memory blow-up whatever the end. Which end it reaches
-        // first (an allocation failure the loader survives, the deadline, a crash) depends on
-        // the machine's speed, the blow-up does not: one finding on a busy and an idle machine.
-        let atLimit = limits.memoryLimit > 0 && peakKB * 1024 >= limits.memoryLimit * 9 / 10
-        var peak: String { "\(peakKB / 1024) MiB of a \(limits.memoryLimit >> 20) MiB limit" }
         func oomMessage() -> String? {
             if let marker = outOfMemoryMarkers.first(where: { errText.contains($0) }) {
                 return errText.split(whereSeparator: \.isNewline).first { $0.contains(marker) }.map { String($0.prefix(200)) } ?? marker
             }
-            if atLimit { return "peak memory \(peak)" }
+            if limits.memoryLimit > 0, peakKB * 1024 >= limits.memoryLimit * 9 / 10 {
+                return "peak memory \(peakKB / 1024) MiB of a \(limits.memoryLimit >> 20) MiB limit"
+            }
             return nil
         }
         switch r.end {
         case CF_TIMED_OUT:
-            if atLimit { return .outOfMemory(peakKilobytes: peakKB, message: "peak memory \(peak), still running at the deadline") }
             return .hung(milliseconds: limits.timeoutMilliseconds)
         case CF_SIGNALED:
             if let message = oomMessage() { return .outOfMemory(peakKilobytes: peakKB, message: message) }
             return crash(signal: r.code, errText)
         default:
             if r.code == 0 {
-                if atLimit {
-                    return .outOfMemory(peakKilobytes: peakKB, message: "peak memory \(peak), then exit 0: an allocation failed and it went on")
-                }
-                // An allocation failed (libxml2's "Memory allocation failed") and the loader
-                // accepted what it had read by then: data lost without a word.
-                if !stderr.isEmpty, let message = oomMessage() {
-                    return .outOfMemory(peakKilobytes: peakKB, message: message + " (then exit 0)")
-                }
                 return .accepted(digest: String(decoding: stdout, as: UTF8.self))
             }
             if sanitizerMarkers.contains(where: { errText.contains($0) }) {
