@@ -310,7 +310,7 @@ static pid_t start_child(const char *path, char *const argv[], char *const envp[
 }
 
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
-           int64_t memory_limit, int timeout_ms, cf_result *r) {
+           int64_t memory_limit, int timeout_ms, int cpu_timeout_ms, cf_result *r) {
     r->end = CF_SPAWN_FAILED;
     r->code = 0;
     r->max_rss_kb = 0;
@@ -348,6 +348,11 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     int pidfd = open_pidfd(pid);
     int out_open = 1, err_open = 1, exited = 0, timed_out = 0, grace_used = 0;
     int64_t deadline = timeout_ms > 0 ? start + (int64_t)timeout_ms * 1000 : INT64_MAX;
+    cf_cpu_deadline cpu_deadline;
+    if (cpu_timeout_ms > 0) {
+        cf_cpu_deadline_start(&cpu_deadline, pid, cpu_timeout_ms, timeout_ms > 0 ? timeout_ms : INT32_MAX);
+        deadline = start + (int64_t)cpu_timeout_ms * 1000;
+    }
     siginfo_t info;
 
     while (!exited) {
@@ -365,6 +370,13 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
                 grace_used = 1;
                 deadline = now_us() + CF_CRASH_GRACE_US;
                 continue;
+            }
+            if (cpu_timeout_ms > 0) {
+                int64_t more = cf_cpu_deadline_more(&cpu_deadline);
+                if (more > 0) {
+                    deadline = now_us() + more;
+                    continue;
+                }
             }
             timed_out = 1;
             break;

@@ -15,8 +15,8 @@ public protocol Executor: Sendable {
     /// Runs `input` in `slot` (in `0..<slots`).
     /// - Throws: ``CorruptFuzzError`` when the loader cannot be run at all.
     func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution
-    /// Runs `input` again after it seemed to hang: in a fresh process, with a longer deadline
-    /// (``hangConfirmationMilliseconds(for:)``), so that a loader slowed by a busy machine, or
+    /// Runs `input` again after it seemed to hang: in a fresh process, with a longer deadline in
+    /// CPU time (``ConfirmationDeadline``), so that a loader slowed by a busy machine, or
     /// one whose crash report was still being written at the deadline, is not reported as a
     /// hang. An executor without deadlines (calls in this process) runs it as ``execute(_:slot:)``.
     /// - Parameter margin: A multiple of that deadline (a minimizer asks for 2, so that what it
@@ -35,6 +35,27 @@ extension Executor {
 /// hang, for the same reason: on a loaded machine a correct loader can miss a short deadline
 /// once, but not one three times as long in a fresh process.
 public func hangConfirmationMilliseconds(for timeout: Int) -> Int { max(3 * timeout, timeout + 2000) }
+
+/// The deadline of a hang's confirmation run, in CPU time: ``hangConfirmationMilliseconds(for:)``
+/// times the margin, with a wall-clock cap four times as long.
+///
+/// The first run's deadline is wall-clock time (cheap, and a hang there costs only the
+/// deadline); the confirmation's is the target's own CPU time, because on a machine whose cores
+/// are busy with something else a correct loader that needs 0.9 s of CPU can take several
+/// seconds to get it. A target still using CPU at the CPU deadline hangs; one that sleeps
+/// without using CPU (a deadlock, a read from a pipe that never comes) hangs as soon as that is
+/// seen; one that is starved gets the CPU time it was given, up to the cap.
+public struct ConfirmationDeadline: Sendable, Hashable {
+    public var cpuMilliseconds: Int
+    public var wallMilliseconds: Int
+
+    /// The confirmation deadline of a run whose first deadline was `timeout` milliseconds.
+    /// - Parameter margin: A multiple of it (a minimizer of a hang asks for 2).
+    public init(timeout: Int, margin: Int = 1) {
+        cpuMilliseconds = hangConfirmationMilliseconds(for: timeout) * max(1, margin)
+        wallMilliseconds = 4 * cpuMilliseconds
+    }
+}
 
 /// Whether a loader that stays running between inputs gives an input the same outcome every
 /// time: a loader that keeps state from one input to the next (a cache, a global, a half-done

@@ -65,7 +65,8 @@ public final class Judge: Sendable {
     /// Runs `input` in `executor`'s `slot` and judges what happened.
     ///
     /// A suspected hang is confirmed before it is judged: the input runs again in a fresh process
-    /// with a longer deadline (``Executor/confirmHang(_:slot:)``). Only if it misses that one too
+    /// with a longer deadline, in CPU time (``Executor/confirmHang(_:slot:margin:)``,
+    /// ``ConfirmationDeadline``). Only if it misses that one too
     /// is it a hang; otherwise what the second run did is judged (a crash whose report was slow
     /// to come is a crash) and the input is counted as slow.
     /// - Parameters:
@@ -92,7 +93,7 @@ public final class Judge: Sendable {
         confirmedHang.set(true)
         execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
         var judged = judge(input, execution: execution, slot: slot, watch: watch)
-        if second != first { judged.finding?.detail += ", nor within \(second) ms when run again in a fresh process" }
+        if second != first { judged.finding?.detail += ", nor within \(second) ms of CPU time when run again in a fresh process" }
         return judged
     }
 

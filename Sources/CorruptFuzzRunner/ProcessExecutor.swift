@@ -141,7 +141,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// Starts one run and waits for it, its output into `out` and `err`.
     private static func spawn(
         _ executable: String, argv: [UnsafeMutablePointer<CChar>?], envp: [UnsafeMutablePointer<CChar>?], stdin: Int32, limits: Limits,
-        addressSpace: Int64, out: UnsafeMutablePointer<UInt8>, err: UnsafeMutablePointer<UInt8>
+        cpuTimeoutMilliseconds: Int = 0, addressSpace: Int64, out: UnsafeMutablePointer<UInt8>, err: UnsafeMutablePointer<UInt8>
     ) throws(CorruptFuzzError) -> Execution {
         var result = cf_result()
         result.out.bytes = out
@@ -152,7 +152,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
             envp.withUnsafeBufferPointer { envPointer in
                 cf_run(
                     executable, argvPointer.baseAddress, envPointer.baseAddress, stdin, addressSpace,
-                    Int32(clamping: limits.timeoutMilliseconds), &result)
+                    Int32(clamping: limits.timeoutMilliseconds), Int32(clamping: cpuTimeoutMilliseconds), &result)
             }
         }
         if status != 0 || result.end == CF_SPAWN_FAILED {
@@ -178,14 +178,18 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         try execute(input, slot: slot, limits: limits)
     }
 
-    /// Runs `input` again with the confirmation deadline (every run is a fresh process).
+    /// Runs `input` again with the confirmation deadline, in CPU time (every run is a fresh
+    /// process).
     public func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
+        let confirmation = ConfirmationDeadline(timeout: limits.timeoutMilliseconds, margin: margin)
         var longer = limits
-        longer.timeoutMilliseconds = hangConfirmationMilliseconds(for: limits.timeoutMilliseconds) * max(1, margin)
-        return try execute(input, slot: slot, limits: longer)
+        longer.timeoutMilliseconds = confirmation.wallMilliseconds
+        var execution = try execute(input, slot: slot, limits: longer, cpuTimeoutMilliseconds: confirmation.cpuMilliseconds)
+        if case .hung = execution.outcome { execution.outcome = .hung(milliseconds: confirmation.cpuMilliseconds) }
+        return execution
     }
 
-    private func execute(_ input: TestInput, slot: Int, limits: Limits) throws(CorruptFuzzError) -> Execution {
+    private func execute(_ input: TestInput, slot: Int, limits: Limits, cpuTimeoutMilliseconds: Int = 0) throws(CorruptFuzzError) -> Execution {
         let path = inputPaths[slot]
         var stdinFD: Int32 = -1
         if let bytes = input.bytes {
@@ -201,8 +205,8 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
 
         let argv = input.bytes == nil ? missingArgvs[slot] : argvs[slot]
         return try Self.spawn(
-            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, addressSpace: limits.memoryLimit == 0 ? 0 : addressSpaceLimit,
-            out: outBuffers[slot], err: errBuffers[slot])
+            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, cpuTimeoutMilliseconds: cpuTimeoutMilliseconds,
+            addressSpace: limits.memoryLimit == 0 ? 0 : addressSpaceLimit, out: outBuffers[slot], err: errBuffers[slot])
     }
 
     // MARK: - Classification

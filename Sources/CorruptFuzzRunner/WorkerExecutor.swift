@@ -132,14 +132,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
     }
 
-    /// Runs `input` again in a fresh worker with the confirmation deadline.
+    /// Runs `input` again in a fresh worker with the confirmation deadline, in CPU time.
     public func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
         stop(slot)
-        return try run(input, slot: slot, timeoutMilliseconds: hangConfirmationMilliseconds(for: limits.timeoutMilliseconds) * max(1, margin))
+        return try run(input, slot: slot, confirmation: ConfirmationDeadline(timeout: limits.timeoutMilliseconds, margin: margin))
     }
 
-    private func run(_ input: TestInput, slot: Int, timeoutMilliseconds: Int? = nil) throws(CorruptFuzzError) -> Execution {
-        let deadline = timeoutMilliseconds ?? limits.timeoutMilliseconds
+    private func run(_ input: TestInput, slot: Int, confirmation: ConfirmationDeadline? = nil) throws(CorruptFuzzError) -> Execution {
+        let deadline = confirmation?.cpuMilliseconds ?? limits.timeoutMilliseconds
         let file = inputPaths[slot]
         if let bytes = input.bytes {
             try ProcessExecutor.writeFile(bytes, to: file)
@@ -157,7 +157,18 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         let started = ContinuousClock.now
         var reaped: (status: Int32, usage: rusage)?
         _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
-        switch Self.nextLine(&worker, before: started + .milliseconds(deadline)) {
+        var cpuDeadline = cf_cpu_deadline()
+        if let confirmation {
+            cf_cpu_deadline_start(&cpuDeadline, worker.pid, Int32(clamping: confirmation.cpuMilliseconds), Int32(clamping: confirmation.wallMilliseconds))
+        }
+        var next = Self.nextLine(&worker, before: started + .milliseconds(deadline))
+        // A confirmation waits while the worker is starved of CPU, not hung (cf_run does the same).
+        while case .timedOut = next, confirmation != nil, !Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)) {
+            let more = cf_cpu_deadline_more(&cpuDeadline)
+            guard more > 0 else { break }
+            next = Self.nextLine(&worker, before: .now + .microseconds(more))
+        }
+        switch next {
         case .line(let bytes):
             states[slot].worker = worker
             let outcome = Self.parse(String(decoding: bytes, as: UTF8.self))

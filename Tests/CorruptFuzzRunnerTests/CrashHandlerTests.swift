@@ -148,7 +148,7 @@ struct CrashHandlerTests {
     }
 }
 
-private let isLinux: Bool = {
+let isLinux: Bool = {
     #if os(Linux)
         true
     #else

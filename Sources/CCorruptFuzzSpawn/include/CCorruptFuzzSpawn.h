@@ -40,8 +40,40 @@ typedef struct {
 /// caller's buffers. The address space is limited to `memory_limit` bytes when it is positive,
 /// core dumps are off. At `timeout_ms` the whole process group gets SIGKILL. When the child
 /// exits, whatever it left behind in its group is killed too, so no run can leak processes.
+///
+/// With `cpu_timeout_ms` > 0 the deadline is in CPU time (a hang's confirmation): at
+/// `cpu_timeout_ms` of wall-clock time, and then every quarter second, the group's CPU time is
+/// read; the run is a hang when it reaches `cpu_timeout_ms`, when the group sleeps without
+/// using CPU, or at `timeout_ms` of wall-clock time, whichever comes first (cf_cpu_deadline).
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
-           int64_t memory_limit, int timeout_ms, cf_result *result);
+           int64_t memory_limit, int timeout_ms, int cpu_timeout_ms, cf_result *result);
+
+/// The CPU time of a process group and whether it can run.
+typedef struct {
+    int64_t cpu_us;  ///< user and system time of its live processes (not of reaped children)
+    int runnable;    ///< a thread of it is running, waiting for a core or for the disk (Linux only)
+    int processes;
+} cf_usage;
+
+/// Reads the usage of process group `pgid` (Linux: /proc; macOS: libproc). Returns 0, or -1
+/// when no process of the group could be read.
+int cf_group_usage(int pgid, cf_usage *usage);
+
+/// A deadline in CPU time with a wall-clock cap, for a run that already missed a wall-clock
+/// deadline once: a target starved of CPU by a busy machine gets the CPU time it was given,
+/// a sleeping or blocked one (no runnable thread, under 5% of a core) does not wait longer.
+typedef struct {
+    int pgid;
+    int64_t cpu_limit_us;
+    int64_t started_us, wall_cap_us, checked_us, cpu_at_check_us;
+    int64_t cpu_us;  ///< the CPU time at the last look
+} cf_cpu_deadline;
+
+void cf_cpu_deadline_start(cf_cpu_deadline *deadline, int pgid, int cpu_ms, int wall_ms);
+/// Called when the current wait is over: how many microseconds more to wait before asking
+/// again, or 0 when the run is a hang (its CPU time reached the limit, it is blocked, the
+/// wall-clock cap passed, or its usage cannot be read).
+int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline);
 
 /// Starts a persistent worker in a new process group: `command_fd` becomes its stdin,
 /// `result_fd` its fd 3, `log_fd` its stdout and stderr. Same limits as cf_run.

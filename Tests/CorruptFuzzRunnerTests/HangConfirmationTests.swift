@@ -1,0 +1,128 @@
+import CorruptFuzzCore
+import Foundation
+import Testing
+
+@testable import CorruptFuzzRunner
+
+/// A loader that works for as much CPU time as its input asks (`work 600`), spins forever
+/// (`spin`) or sleeps (`sleep`).
+private let loaderSource = """
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <time.h>
+    #include <unistd.h>
+    static double cpu_ms(void) {
+        struct timespec t;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        return t.tv_sec * 1000.0 + t.tv_nsec / 1e6;
+    }
+    int main(int argc, char **argv) {
+        FILE *f = fopen(argv[1], "rb");
+        if (!f) return 1;
+        char buf[64] = {0};
+        fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        if (strncmp(buf, "sleep", 5) == 0) { sleep(600); return 0; }
+        double until = strncmp(buf, "spin", 4) == 0 ? 1e12 : atof(buf + 5);
+        volatile unsigned long n = 0;
+        while (cpu_ms() < until) n++;
+        printf("done %lu\\n", n);
+        return 0;
+    }
+    """
+
+/// A suspected hang is confirmed in a fresh process with a deadline in CPU time: a loader the
+/// machine starves of CPU is slow, not hung; one that spins or sleeps is a hang.
+@Suite("Hang confirmation in CPU time")
+struct HangConfirmationTests {
+    static let timeout = 200
+
+    private func judge(_ text: String, binary: String) throws -> (Judge.Judgement, seconds: Double) {
+        let executor = try ProcessExecutor(command: try TargetCommand("\(binary) @@"), limits: .init(timeoutMilliseconds: Self.timeout))
+        let input = TestInput(bytes: Array(text.utf8), seedName: text)
+        let start = ContinuousClock.now
+        let judged = try Judge().run(input, on: executor, confirming: .every)
+        return (judged, (ContinuousClock.now - start).seconds)
+    }
+
+    @Test("a loader that needs 0.6 s of CPU on a core five other threads are busy with is slow, not a hang", .enabled(if: isLinux))
+    func starvedLoaderIsSlow() throws {
+        #if os(Linux)
+            let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
+            defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+            let confirmation = ConfirmationDeadline(timeout: Self.timeout)
+            // The loader and five busy threads share core 0: the loader gets about a sixth of it,
+            // so its 0.6 s of CPU take about 3.6 s, past the confirmation's 2.2 s of CPU time.
+            let result = try onCoreZeroBesideBusyThreads(5) { try judge("work 600", binary: binary) }
+            let (judged, seconds) = result
+            #expect(seconds * 1000 > Double(confirmation.cpuMilliseconds), "the loader was not starved (\(seconds) s): the test shows nothing")
+            #expect(judged.finding == nil, "\(String(describing: judged.finding))")
+            #expect(judged.slow)
+            guard case .accepted = judged.execution.outcome else {
+                Issue.record("outcome \(judged.execution.outcome)")
+                return
+            }
+        #endif
+    }
+
+    @Test("a loader that spins is a hang at the CPU deadline; one that sleeps, as soon as it is seen not to run", .enabled(if: isLinux))
+    func spinAndSleepAreHangs() throws {
+        let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
+        defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+        let confirmation = ConfirmationDeadline(timeout: Self.timeout)
+        for text in ["spin", "sleep"] {
+            let (judged, seconds) = try judge(text, binary: binary)
+            #expect(judged.finding?.kind == .hang, "\(text): \(judged.execution.outcome)")
+            #expect(!judged.slow)
+            // The first run's wall-clock deadline, then the confirmation's CPU deadline (a
+            // sleeper is seen at its first look, when that much wall-clock time has passed):
+            // far from the wall-clock cap, four times as long.
+            let expected = Double(Self.timeout + confirmation.cpuMilliseconds) / 1000
+            #expect(seconds >= expected * 0.9 && seconds < expected + 2.5, "\(text): \(seconds) s, expected about \(expected) s")
+        }
+    }
+
+    #if os(Linux)
+        /// Runs `body` on a thread of its own pinned to core 0, with `count` threads spinning on
+        /// core 0 beside it (the target inherits the pinning), and stops them after.
+        private func onCoreZeroBesideBusyThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable () throws -> T) throws -> T {
+            let stop = LockedBox(false)
+            let group = DispatchGroup()
+            for _ in 0..<count {
+                group.enter()
+                Thread.detachNewThread {
+                    Self.pinToCoreZero()
+                    var n = 0
+                    while !stop.value {
+                        for _ in 0..<100_000 { n &+= 1 }
+                    }
+                    blackHole(n)
+                    group.leave()
+                }
+            }
+            let result = LockedBox<Result<T, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                Self.pinToCoreZero()
+                result.set(Result { try body() })
+                done.signal()
+            }
+            done.wait()
+            stop.set(true)
+            group.wait()
+            return try result.value!.get()
+        }
+
+        /// sched_setaffinity, looked up at run time (Glibc's module does not export it).
+        private static func pinToCoreZero() {
+            typealias SetAffinity = @convention(c) (pid_t, Int, UnsafeRawPointer) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_setaffinity") else { return }
+            var mask = [UInt64](repeating: 0, count: 16)  // a cpu_set_t: 1024 bits
+            mask[0] = 1
+            _ = mask.withUnsafeBytes { unsafeBitCast(symbol, to: SetAffinity.self)(0, $0.count, $0.baseAddress!) }
+        }
+    #endif
+}
+
+@inline(never) private func blackHole(_ value: Int) { _ = value }
