@@ -240,6 +240,7 @@ public struct JUnitXMLReporter: Sendable {
             lines.append("reproducer: \(saved.minimized ?? "(a missing file: no file to save)")")
             if let original = saved.original { lines.append("original: \(original)") }
             lines.append("replay: \(saved.replayCommand)")
+            if let fresh = record.freshProcess { lines.append("fresh process: \(fresh)") }
             if let path = saved.minimized, let slash = path.lastIndex(of: "/") {
                 let folder = path[..<slash]
                 let attachments = finding.attachments ?? []

@@ -135,6 +135,9 @@ public final class Session {
                 let details = (record.variants?.count).map { ", \($0) distinct details" } ?? ""
                 out += "  \(record.finding.kind.rawValue): \(record.finding.signature) (\(record.hits)x\(details))\n"
                 if let because = suite.expectation(for: record.finding.key) { out += "    expected: \(because)\n" }
+                if case .notReproduced(let finding, _)? = record.freshProcess {
+                    out += "    not reproduced in a fresh process (the replay shows \(finding ?? "no finding")): it depends on the worker's state\n"
+                }
                 if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
                     out += "    reproducer: \(path)\n"
                 }

@@ -57,6 +57,12 @@ public struct SummaryJSON: Codable, Sendable {
         public var variants: [Variant]?
         /// Hits whose detail was new after the counted variants.
         public var uncountedVariantHits: Int?
+        /// Found in a persistent worker and not shown the same way by a fresh process (what
+        /// the replay runs): `original only` (the original shows it there, and is the
+        /// reproducer) or `not reproduced`; nil otherwise.
+        public var freshProcess: String?
+        /// With `not reproduced`: what the replay shows instead, `KIND: SIGNATURE` or `none`.
+        public var freshProcessFinding: String?
     }
 
     /// One distinct detail of a finding: how often, and the file of its first input.
@@ -105,7 +111,8 @@ public struct SummaryJSON: Codable, Sendable {
                         location: saved?.location, minimization: record.minimizationEnd?.rawValue,
                         variants: record.variants?.enumerated().map { index, variant in
                             Variant(detail: variant.detail, hits: variant.hits, input: index == 0 ? saved?.original : saved?.variantInputs?[index])
-                        }, uncountedVariantHits: record.uncountedVariantHits)
+                        }, uncountedVariantHits: record.uncountedVariantHits, freshProcess: record.freshProcess?.label,
+                        freshProcessFinding: record.freshProcess?.replayedFinding)
                 })
         }
         executions = targets.reduce(0) { $0 + $1.executions }

@@ -26,6 +26,9 @@ public struct FindingRecord: Sendable, Codable {
     public var variants: [FindingVariant]?
     /// Hits whose detail was new after ``FindingVariant/maxCounted`` variants.
     public var uncountedVariantHits: Int?
+    /// Found in a persistent worker, and not shown the same way by a fresh process (what the
+    /// printed replay runs); nil when it was (or the campaign ran one process per input).
+    public var freshProcess: FreshProcessCheck?
 
     public init(
         finding: Finding, hits: Int, firstExecution: Int, firstSeconds: Double, minimized: [UInt8]? = nil,
@@ -38,6 +41,44 @@ public struct FindingRecord: Sendable, Codable {
         self.minimized = minimized
         self.minimizedExecution = minimizedExecution
         self.minimizationTests = minimizationTests
+    }
+}
+
+/// What a fresh process did with a finding a persistent worker showed, when it differed.
+public enum FreshProcessCheck: Sendable, Hashable, Codable {
+    /// The minimized input showed the finding only in the worker; the original, run in a fresh
+    /// process, shows it, and is the reproducer.
+    case originalOnly
+    /// Neither the minimized input nor the original showed it in a fresh process: the finding
+    /// depends on what the worker ran before. What the minimized input did there instead: its
+    /// finding (`kind: signature`), if any, and its outcome.
+    case notReproduced(finding: String?, outcome: String)
+
+    /// `original only` or `not reproduced`.
+    public var label: String {
+        switch self {
+        case .originalOnly: "original only"
+        case .notReproduced: "not reproduced"
+        }
+    }
+
+    /// What the replay shows instead, when the finding did not reproduce: `KIND: SIGNATURE`, or
+    /// `none`.
+    public var replayedFinding: String? {
+        guard case .notReproduced(let finding, _) = self else { return nil }
+        return finding ?? "none"
+    }
+}
+
+extension FreshProcessCheck: CustomStringConvertible {
+    /// The report's line: what a fresh process did, and what it means for the replay.
+    public var description: String {
+        switch self {
+        case .originalOnly:
+            "the minimized input shows this only in the persistent worker; the original, run in a fresh process as the replay runs it, shows it and is the reproducer"
+        case .notReproduced(let finding, let outcome):
+            "NOT REPRODUCED: run in a fresh process as the replay runs it, the reproducer gave \(finding.map { "another finding, \($0)" } ?? "no finding") (\(outcome)), and the original did not show it either: this finding depends on what the persistent worker ran before it (its heap, a cache, a global)"
+        }
     }
 }
 
@@ -291,6 +332,11 @@ public final class Campaign: @unchecked Sendable {
     /// Decides what a finding is (oracle, validators, outside traps, remembered verdicts).
     public let judge: Judge
     public var validator: (any Validator)? { judge.validator }
+    /// The executor a finding's printed replay runs, when it is not ``executor``: a persistent
+    /// worker's findings replay one process per input, so each is run there once more after
+    /// minimization, and a finding that does not show there says so
+    /// (``FindingRecord/freshProcess``).
+    public var replayExecutor: (any Executor)?
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String
@@ -511,6 +557,10 @@ public final class Campaign: @unchecked Sendable {
             report("minimizing")
             minimize(&result.findings, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
         }
+        if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
+            report("checking findings in a fresh process")
+            checkInFreshProcess(&result.findings, on: replayExecutor, shouldStop: shouldStop)
+        }
         result.escapedProcessesKilled += Self.reapEscapees()
         result.stability = executor.stability
         result.totalSeconds = elapsed()
@@ -644,6 +694,58 @@ public final class Campaign: @unchecked Sendable {
                         record.minimizedExecution = record.finding.execution
                     } else if let lastExecution {
                         record.minimizedExecution = lastExecution
+                    }
+                    records[index] = record
+                }
+            }
+        }
+    }
+
+    // MARK: - Fresh processes
+
+    /// Runs each finding's reproducer the way its printed replay does, in `fresh` (one process
+    /// per input), when the campaign ran the target as a persistent worker: there a finding can
+    /// depend on what the worker ran before (its heap, a cache, a global), and a finding that
+    /// does not replay as printed is not one a developer can act on.
+    ///
+    /// The minimized input is tried first, then the original; the first that shows the finding
+    /// (kind and signature) becomes the reproducer. When neither does, the finding stays (the
+    /// worker did show it) and says what a fresh process did instead
+    /// (``FindingRecord/freshProcess``).
+    private func checkInFreshProcess(_ findings: inout [FindingRecord], on fresh: any Executor, shouldStop: @Sendable () -> Bool) {
+        let slots = min(fresh.slots, executor.slots)
+        findings.withUnsafeMutableBufferPointer { buffer in
+            let records = UnsafeMutableSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
+                for index in stride(from: slot, to: records.count, by: slots) where !shouldStop() {
+                    var record = records[index]
+                    let original = record.finding.input
+                    var candidates = [original]
+                    if let minimized = record.minimized, minimized != original.bytes {
+                        var input = original
+                        input.bytes = minimized
+                        candidates.insert(input, at: 0)
+                    }
+                    var seen: Judge.Judgement?
+                    for candidate in candidates {
+                        // Every suspected hang confirmed: the campaign's judge may have confirmed
+                        // one already, and then it would take a slow input's first deadline for a hang.
+                        guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every) else { break }
+                        if judged.finding?.key == record.finding.key {
+                            if candidate.bytes != (record.minimized ?? original.bytes) {
+                                // The minimized input showed it only in the worker: the original is the reproducer.
+                                record.minimized = candidate.bytes
+                                record.freshProcess = .originalOnly
+                            }
+                            record.minimizedExecution = judged.execution
+                            seen = nil
+                            break
+                        }
+                        seen = seen ?? judged
+                    }
+                    if let seen {
+                        record.freshProcess = .notReproduced(
+                            finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
                     }
                     records[index] = record
                 }

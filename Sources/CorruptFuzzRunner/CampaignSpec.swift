@@ -121,6 +121,10 @@ public struct CampaignSpec: Sendable {
             executor: executor, judge: Judge(format: format, validator: validator, slots: executor.slots), targetName: name ?? defaultName,
             targetCommand: command, takesPath: takesPath, seeds: seedFiles, configuration: configuration, mutator: mutator,
             regressions: regressions)
+        if case .worker(let targetCommand) = target {
+            campaign.replayExecutor = try CampaignSpec.Target.command(targetCommand).executor(
+                limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
+        }
         return Assembled(campaign: campaign, fileExtension: fileExtension, warnings: warnings)
     }
 

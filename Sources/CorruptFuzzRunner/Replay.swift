@@ -43,6 +43,8 @@ public struct Replay: Sendable {
             bytes = judge.rebind([UInt8](data))
         }
         let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: path)
-        return Entry(path: path, judgement: try judge.run(input, on: executor))
+        // Each file's suspected hang is confirmed (not only the first: replay judges each file
+        // as a campaign judged its first hang).
+        return Entry(path: path, judgement: try judge.run(input, on: executor, confirming: .every))
     }
 }

@@ -255,4 +255,36 @@ struct RememberedVerdictTests {
         #expect(try validations(remembering: true) == 1)
         #expect(try validations(remembering: false) == 2)
     }
+
+    @Test("a worker's finding is run again in a fresh process, as its replay runs it, and says when it shows only in the worker")
+    func workerFindingsCheckedInFreshProcess() throws {
+        // The leaky fixture rejects an input the first time and accepts it the second: twin
+        // seeds make the worker accept one that the validator calls corrupt (a silent
+        // acceptance that a fresh process, which has seen nothing, does not show). Its empty
+        // file is rejected as corrupt every time: a wrong reason that replays anywhere.
+        let fixture = BuiltProducts.path("WorkerFixture")
+        let environment = ["WORKER_FIXTURE_MODE": "leaky"]
+        let limits = ProcessExecutor.Limits(timeoutMilliseconds: 5000)
+        let worker = try WorkerExecutor(path: fixture, arguments: [], environment: environment, limits: limits, slots: 1)
+        let validator = ClosureValidator(name: "nothing is valid") { bytes in
+            bytes?.isEmpty == true ? .invalid(Violation(.empty, "no bytes")) : .invalid(Violation(.corrupt, "never valid"))
+        }
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 40
+        configuration.jobs = 1
+        let twin = Array("twin seed".utf8)
+        let campaign = Campaign(
+            executor: worker, targetName: "leaky", targetCommand: "\(fixture) @@", takesPath: true, validator: validator,
+            seeds: [Seed(name: "a", bytes: twin), Seed(name: "b", bytes: twin)], configuration: configuration)
+        campaign.replayExecutor = try ProcessExecutor(command: try TargetCommand("\(fixture) @@"), limits: limits, environment: environment)
+        let result = try campaign.run()
+        let acceptance = try #require(result.findings.first { $0.finding.kind == .silentAcceptance }, "\(result.findings.map(\.finding.kind))")
+        guard case .notReproduced(let finding, let outcome)? = acceptance.freshProcess else {
+            Issue.record("the worker-only acceptance was not marked: \(String(describing: acceptance.freshProcess))")
+            return
+        }
+        #expect(finding == nil && outcome.contains("rejected"), "\(String(describing: finding)), \(outcome)")
+        let wrongReason = try #require(result.findings.first { $0.finding.kind == .wrongReason })
+        #expect(wrongReason.freshProcess == nil)
+    }
 }

@@ -7,6 +7,7 @@
 //                          (a cache of what it saw): state leaks between inputs
 //   WorkerFixture holds    accepts every input, and keeps each input file open with a lock on it
 //   WorkerFixture aging    accepts every input, and runs out of memory at its 50th (a leak)
+// or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
 import CorruptFuzzWorker
 import Foundation
 
@@ -17,7 +18,9 @@ struct LoadError: Error {
 
 nonisolated(unsafe) var seen: Set<Data> = []
 
-switch CommandLine.arguments.dropFirst().first {
+// The mode: WORKER_FIXTURE_MODE, else the first argument (with the variable set, the first
+// argument is free for an input's path, so the fixture also runs one input at a time).
+switch ProcessInfo.processInfo.environment["WORKER_FIXTURE_MODE"] ?? CommandLine.arguments.dropFirst().first {
 case "holds":
     CorruptFuzzWorker.serveFiles { (path: String?) throws(LoadError) -> Int in
         guard let path else { throw LoadError(reason: "not-found", message: "no file") }
