@@ -232,6 +232,12 @@ public struct FriendListMutator: StructureAwareMutator {
         loadingFailures(of: bytes) + plist.catalogue(of: bytes, context: context)
     }
 
+    /// The loading-failure catalogue first, then the keyed-archive catalogue with its structure
+    /// stage (``PlistMutator/catalogueEntries(of:context:)``).
+    public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
+        loadingFailures(of: bytes).map(CatalogueEntry.init) + plist.catalogueEntries(of: bytes, context: context)
+    }
+
     /// The loading-failure catalogue alone, run first.
     func loadingFailures(of bytes: [UInt8]) -> [StructuredMutation] {
         var out: [StructuredMutation] = []

@@ -47,6 +47,18 @@ public struct CatalogueEntry: Sendable {
 
     /// The entry, made.
     public func mutation() -> StructuredMutation { StructuredMutation(bytes: make(), name: name, expectation: expectation) }
+
+    /// `first` and `second` taken in turn, one entry of each, then the rest of the longer: a
+    /// format's structure stage runs early, beside its hostile catalogue, not after it.
+    public static func interleaved(_ first: [CatalogueEntry], _ second: [CatalogueEntry]) -> [CatalogueEntry] {
+        var out: [CatalogueEntry] = []
+        out.reserveCapacity(first.count + second.count)
+        for index in 0..<max(first.count, second.count) {
+            if index < first.count { out.append(first[index]) }
+            if index < second.count { out.append(second[index]) }
+        }
+        return out
+    }
 }
 
 /// What a format knows that byte flips do not: how to make valid files and how to corrupt them

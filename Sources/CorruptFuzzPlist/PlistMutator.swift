@@ -25,6 +25,13 @@ public struct PlistMutator: StructureAwareMutator {
         fullCatalogue(of: bytes).filter { context.allows($0.bytes.count) }
     }
 
+    /// The catalogue, and for a keyed archive the structure stage (``KeyedArchiveStage``: every
+    /// key of every archived object dropped, every value set to its boundaries), interleaved.
+    public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
+        let stage = KeyedArchiveStage(bytes)?.entries().filter { context.allows($0.minimumLength) } ?? []
+        return CatalogueEntry.interleaved(catalogue(of: bytes, context: context).map(CatalogueEntry.init), stage)
+    }
+
     private func fullCatalogue(of bytes: [UInt8]) -> [StructuredMutation] {
         if PropertyListFile.encoding(of: bytes) == .xml {
             guard let plist = try? XMLPlistReader.read(bytes) else { return [] }

@@ -41,14 +41,7 @@ public struct XMLMutator: StructureAwareMutator {
     public func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
         guard let tree = try? XMLReader.read(bytes) else { return [] }
         let hostile = hostileCatalogue(of: tree, traps: context.traps, maxLength: context.maxInputLength)
-        let structure = XMLStructureStage(tree: tree).entries()
-        var out: [CatalogueEntry] = []
-        out.reserveCapacity(hostile.count + structure.count)
-        for index in 0..<max(hostile.count, structure.count) {
-            if index < hostile.count { out.append(hostile[index]) }
-            if index < structure.count { out.append(structure[index]) }
-        }
-        return out
+        return CatalogueEntry.interleaved(hostile, XMLStructureStage(tree: tree).entries())
     }
 
     /// Nesting depths the hostile catalogue tries.
