@@ -103,8 +103,9 @@ extension KeyedArchiveChecker {
     /// archived object's inline values are UIDs, numbers, booleans, data or arrays of UIDs;
     /// `NSArray`/`NSMutableArray` hold `NS.objects` as an array of UIDs; `NSDate` holds
     /// `NS.time` as a real; `$objects` entries are never UIDs; a `$class` description holds
-    /// `$classname` and `$classes`; collections never hold `$null`. Call it after
-    /// ``problem(in:)`` found nothing.
+    /// `$classname` and `$classes`; collections (arrays, sets, a dictionary's keys and values)
+    /// never hold `$null`. Call it after ``problem(in:)`` found nothing (the keyed-archive
+    /// validator asks both).
     public static func foundationProblem(in plist: BinaryPlist) -> String? {
         let objects = plist.objects
         // Foundation on Linux crashes (SIGSEGV in an AnyHashable cast) bridging a set read from
@@ -183,6 +184,13 @@ extension KeyedArchiveChecker {
                         else {
                             return "\(here): NS.keys and NS.objects missing, not arrays or of different lengths"
                         }
+                        // Nor a nil key or value: Foundation decodes the two lists and drops the
+                        // nils; with a key dropped, the keys after it get the wrong values, and
+                        // with a value dropped, Foundation on Linux crashes (SIGSEGV) building the
+                        // dictionary from lists of unequal lengths.
+                        func isNull(_ ref: Int) -> Bool { if case .uid(0, _) = objects[ref] { true } else { false } }
+                        if vr.contains(where: isNull) { return "\(here).NS.objects: a value is $null" }
+                        if kr.contains(where: isNull) { return "\(here).NS.keys: a key is $null" }
                     case "NSDate":
                         guard let time = fields["NS.time"], case .real(let t, _) = objects[time], t.isFinite else {
                             return "\(here).NS.time: missing or not a finite real"

@@ -3,7 +3,8 @@ import CorruptFuzzCore
 /// Property lists as a fuzzing format: the strict readers (binary or XML) as validator,
 /// plist-level corruptions as structure-aware mutations (graph ones in the seed's own
 /// encoding). As `.keyedArchive`, a file must also be a well-formed NSKeyedArchiver archive
-/// ($archiver, $version, $top, $objects, UIDs in range, class descriptions).
+/// ($archiver, $version, $top, $objects, UIDs in range, class descriptions) that breaks none of
+/// what Foundation's decoders assume (``KeyedArchiveChecker/foundationProblem(in:)``).
 public struct PlistFormat: FuzzFormat {
     /// What a valid file is.
     public enum Kind: Sendable, Hashable {
@@ -37,7 +38,11 @@ public struct PlistFormat: FuzzFormat {
 func plistVerdict(_ bytes: [UInt8], checkArchive: Bool) -> Verdict {
     do throws(Violation) {
         let plist = try PropertyListFile.read(bytes).plist
-        if checkArchive, let problem = KeyedArchiveChecker.problem(in: plist) { return .invalid(Violation(.corrupt, problem)) }
+        // The archive's structure, then what Foundation's decoders assume without checking (the
+        // keyed-archive sweep found NSKeyedUnarchiver trapping on archives that pass the first).
+        if checkArchive, let problem = KeyedArchiveChecker.problem(in: plist) ?? KeyedArchiveChecker.foundationProblem(in: plist) {
+            return .invalid(Violation(.corrupt, problem))
+        }
         return .valid
     } catch {
         return .invalid(error)
