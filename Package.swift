@@ -363,7 +363,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzPlistTests",
-            dependencies: ["CorruptFuzzPlist", "CorruptFuzzCore", "CorruptFuzzExamples", "CorruptFuzzGenerators", "FriendListLoaders", "SelfFuzzSupport"],
+            // plist-harness: the keyed-archive sweep's NSKeyedUnarchiver, a process per input.
+            dependencies: [
+                "CorruptFuzzPlist", "CorruptFuzzCore", "CorruptFuzzExamples", "CorruptFuzzGenerators", "FriendListLoaders", "SelfFuzzSupport", "plist-harness",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

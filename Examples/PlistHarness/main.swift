@@ -5,15 +5,24 @@
 //   digest         PropertyListSerialization's reading as canonical text, the same text
 //                  Examples/RealTargets/plistlib-roundtrip.py prints for Python's plistlib
 //   resave PATH OUT  read, then write OUT in the format read (binary stays binary)
+//   archive SEED COUNT FOLDER  NSKeyedArchiver's archives of COUNT random graphs of NSArray,
+//                  NSDictionary, NSString, NSNumber, NSDate and NSData, each binary and XML
+//                  (FOLDER/N.binary.plist, FOLDER/N.xml.plist); the same files for a seed only
+//                  with SWIFT_DETERMINISTIC_HASHING=1 (dictionaries are written in hash order)
 // Exit 0 and a description of the result when Foundation accepts the file; exit 1 with
 // `reason: corrupt` and Foundation's error when it rejects it. Crashes are Foundation's.
 import Foundation
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "archive", let seed = UInt64(arguments[2]), let count = Int(arguments[3]) {
+    archiveRandomGraphs(seed: seed, count: count, folder: arguments[4])
+    exit(0)
+}
 guard arguments.count == 3 || arguments.count == 4 && arguments[1] == "resave",
     let data = FileManager.default.contents(atPath: arguments[2])
 else {
-    FileHandle.standardError.write(Data("reason: not-found\nusage: plist-harness serialization|unarchive|secure|digest PATH | resave PATH OUT\n".utf8))
+    FileHandle.standardError.write(
+        Data("reason: not-found\nusage: plist-harness serialization|unarchive|secure|digest PATH | resave PATH OUT | archive SEED COUNT FOLDER\n".utf8))
     exit(1)
 }
 func reject(_ error: any Error) -> Never {
@@ -56,6 +65,70 @@ case "resave":
 default:
     FileHandle.standardError.write(Data("reason: usage\nunknown mode \(arguments[1])\n".utf8))
     exit(2)
+}
+
+// MARK: - Archives of random Foundation graphs (archive)
+
+/// SplitMix64: the same graphs for a seed on every platform.
+struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+/// A random graph of the classes Foundation decodes without app code; a string is sometimes
+/// used twice (NSKeyedArchiver archives it once and names it twice).
+func randomObject(_ rng: inout SplitMix, depth: Int, shared: inout [NSString]) -> NSObject {
+    let pool = Array("abcxyz é✓水🧘 <&>")
+    switch rng.below(depth > 3 ? 7 : 9) {
+    case 0: return NSNumber(value: Int64(bitPattern: rng.next()) >> rng.below(64))
+    case 1: return NSNumber(value: Double(rng.below(1_000_000)) / 7 - 70_000)
+    case 2: return NSNumber(value: rng.below(2) == 0)
+    case 3:
+        if !shared.isEmpty, rng.below(4) == 0 { return shared[rng.below(shared.count)] }
+        let string = NSString(string: String((0..<rng.below(20)).map { _ in pool[rng.below(pool.count)] }))
+        shared.append(string)
+        return string
+    case 4: return NSData(data: Data((0..<rng.below(40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
+    case 5: return NSDate(timeIntervalSinceReferenceDate: Double(rng.below(2_000_000_000)) - 1e9)
+    case 6: return NSNumber(value: Int32(truncatingIfNeeded: rng.next()))
+    default: return randomContainer(&rng, depth: depth, shared: &shared)
+    }
+}
+
+/// An array or a dictionary (string keys) of random objects.
+func randomContainer(_ rng: inout SplitMix, depth: Int, shared: inout [NSString]) -> NSObject {
+    let count = rng.below(6)
+    let values = (0..<count).map { _ in randomObject(&rng, depth: depth + 1, shared: &shared) }
+    guard rng.below(2) == 0 else { return NSArray(array: values) }
+    return NSDictionary(objects: values, forKeys: (0..<count).map { NSString(string: "k\($0)-\(rng.below(100))") })
+}
+
+func archiveRandomGraphs(seed: UInt64, count: Int, folder: String) {
+    var rng = SplitMix(state: seed)
+    for index in 0..<count {
+        var shared: [NSString] = []
+        // Mostly a container at the top, as an app's document is.
+        let root = rng.below(4) == 0 ? randomObject(&rng, depth: 0, shared: &shared) : randomContainer(&rng, depth: 0, shared: &shared)
+        for (name, format) in [("binary", PropertyListSerialization.PropertyListFormat.binary), ("xml", .xml)] {
+            let archiver = NSKeyedArchiver(requiringSecureCoding: false)
+            archiver.outputFormat = format
+            archiver.encode(root, forKey: NSKeyedArchiveRootObjectKey)
+            archiver.finishEncoding()
+            do {
+                try archiver.encodedData.write(to: URL(fileURLWithPath: folder).appendingPathComponent("\(index).\(name).plist"))
+            } catch {
+                FileHandle.standardError.write(Data("reason: io\n\(error)\n".utf8))
+                exit(1)
+            }
+        }
+    }
 }
 
 // MARK: - The canonical text of a property list (as plistlib-roundtrip.py prints it)

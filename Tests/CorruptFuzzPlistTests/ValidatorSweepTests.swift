@@ -468,3 +468,366 @@ func plistSweepInputs(mutations: Int = 3_000) throws -> [SweepInput] {
     }
     return inputs
 }
+
+// MARK: - Keyed archives against NSKeyedUnarchiver
+
+// The keyed-archive validator (`PlistFormat(.keyedArchive)`) against Foundation's
+// NSKeyedUnarchiver, through `plist-harness unarchive` (Examples/PlistHarness): one process per
+// input, since NSKeyedUnarchiver traps on Linux on some malformed archives (a death by signal
+// is Foundation's refusal). Inputs: archives of Foundation's own classes that NSKeyedArchiver
+// wrote (`plist-harness archive`, binary and XML), the corpus's keyed archives, and mutations
+// of those Foundation decodes.
+//
+//     swift test --filter ValidatorSweep
+
+/// The harness built with the package, beside the test bundle (as the CLI tests find theirs).
+let plistHarness: String = {
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    // On macOS the test runner lives inside an .xctest bundle.
+    while url.path.contains(".xctest") { url.deleteLastPathComponent() }
+    return url.appendingPathComponent("plist-harness").path
+}()
+
+@Suite("Validator sweep: keyed archives against Foundation's NSKeyedUnarchiver")
+struct KeyedArchiveValidatorSweepTests {
+    @Test(
+        "the keyed-archive validator accepts what NSKeyedUnarchiver decodes, except for the documented classes",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: plistHarness), "plist-harness is not built (swift build --product plist-harness)"))
+    func sweep() throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyed-archive-sweep-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let inputs = try keyedArchiveSweepInputs(folder: folder)
+        var paths: [String] = []
+        for (index, input) in inputs.enumerated() {
+            let path = folder.appendingPathComponent("input-\(index).plist").path
+            try Data(input.bytes).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let theirs = unarchiveAll(paths)
+        let validator = PlistFormat(.keyedArchive).validator
+        var tally = SweepTally(format: "keyed-archive", inputs: inputs.count, allowed: keyedArchiveAllowList)
+        for (input, foundation) in zip(inputs, theirs) {
+            let verdict = validator.validate(input.bytes)
+            let ours = verdict.isValid
+            tally.count(ours ? "valid" : "invalid")
+            var message = ""
+            if case .invalid(let violation) = verdict { message = violation.description }
+            if case .crashed = foundation.outcome { tally.note("NSKeyedUnarchiver", "crashed (\(foundation.family))") }
+            // What the rules of foundationProblem(in:) (the validator's since this sweep) catch
+            // beyond problem(in:), by what Foundation does with it.
+            if let plist = try? PropertyListFile.read(input.bytes).plist, KeyedArchiveChecker.problem(in: plist) == nil,
+                let problem = KeyedArchiveChecker.foundationProblem(in: plist)
+            {
+                let rule = archiveFamily(problem, bytes: input.bytes) ?? problem
+                tally.note("NSKeyedUnarchiver", "refused by foundationProblem only: Foundation \(foundation.outcome): \(rule)")
+            }
+            if case .timeout = foundation.outcome {
+                tally.skip("NSKeyedUnarchiver", "no verdict within \(Int(unarchiveTimeout)) s")
+                continue
+            }
+            tally.note(
+                "NSKeyedUnarchiver", ours ? (foundation.decoded ? "both read" : "only we read") : (foundation.decoded ? "only Foundation reads" : "both refuse")
+            )
+            if foundation.decoded == ours {
+                tally.agree("NSKeyedUnarchiver")
+            } else {
+                let name = unarchiverClass(ours: ours, message: message, foundation: foundation, bytes: input.bytes)
+                tally.disagree(
+                    "NSKeyedUnarchiver", name, family: ours ? foundation.family : ruleFamily(message),
+                    "\(input.name): ours: \(message.prefix(160)) | NSKeyedUnarchiver: \(foundation.detail.prefix(200))", bytes: input.bytes)
+            }
+        }
+        tally.report(seconds: (clock.now - start).sweepSeconds)
+        #expect(tally.agreements["NSKeyedUnarchiver", default: 0] > inputs.count * 3 / 4)
+    }
+}
+
+/// The disagreements with NSKeyedUnarchiver, each with its reason (Docs/Formats.md lists them
+/// with their counts): where the validator reads what Foundation does not, it cannot know
+/// what Foundation needs; where it refuses what Foundation reads, it is stricter on purpose.
+let keyedArchiveAllowList: [String: String] = plistAllowList.filter { $0.key.hasPrefix("we refuse: ") && $0.key != "we refuse: Foundation refuses it too" }
+    .merging([
+        "we read: a class Foundation does not have (an error)":
+            "the validator checks the archive's structure, not which classes the reading process has (an app's own classes are unknown to any other process); NSKeyedUnarchiver refuses a class it cannot find",
+        "we read: a class Foundation does not have (it crashes)":
+            "as above, and Foundation on Linux traps on it where the unknown object is an NSDictionary's key or value (it builds the dictionary from lists of unequal lengths) or a field a decoder force-unwraps",
+        "we read: no root object in $top":
+            "unarchiveTopLevelObjectWithData decodes the key root only; an archive's top-level keys are the app's (encode(_:forKey:) on the archiver), so the validator takes any",
+        "we read: a field another Foundation class needs (an error)":
+            "the validator knows the fields of NSArray, NSSet, NSDictionary and NSDate; NSURL, NSValue, NSRegularExpression and the other classes' decoders fail on fields it does not check",
+        "we read: a field another Foundation class needs (it crashes)":
+            "as above, where the object that fails to decode is an NSDictionary's key or value (Foundation on Linux traps) or its decoder traps (NSValue of a negative count)",
+        "we refuse: $objects[0] other than $null":
+            "NSKeyedArchiver always writes $null first; NSKeyedUnarchiver takes UID 0 as nil without looking at the entry",
+        "we refuse: a UID Foundation never follows":
+            "the checker resolves every UID of every object; NSKeyedUnarchiver only those a decoder asks for, so an out-of-range UID in a field no decoder reads passes",
+        "we refuse: an archived object nothing decodes":
+            "the checker checks every $objects entry; NSKeyedUnarchiver decodes only what the root reaches",
+        "we refuse: a $null element of an array or set":
+            "Foundation drops a nil element without a word: the app reads a shorter array than was written",
+        "we refuse: a $null dictionary value":
+            "Foundation drops the nil value and builds the dictionary reading past the end of the values it kept: on Linux mostly a crash (SIGSEGV), else the last key gets whatever lies there",
+        "we refuse: a $null dictionary key":
+            "Foundation drops a nil key and pairs the keys after it with the wrong values (ka, kb, kc -> va, vb, vc read as kb=va, kc=vb)",
+        "we refuse: a field of NSArray, NSDictionary or NSDate missing or of another type":
+            "Foundation decodes a missing or mistyped NS.objects, NS.keys or NS.time as empty or 0 (an empty array, the reference date) without a word",
+        "we refuse: an inline value NSKeyedArchiver never writes":
+            "an archived object's fields are UIDs, numbers, booleans, data or arrays of UIDs; Foundation reads other values where no decoder asks for them, and traps where one does",
+        "we refuse: a class description without $classes":
+            "NSKeyedArchiver always writes a class's ancestry in $classes; Foundation on Linux reads $classname only",
+        "we refuse: a set": "NSKeyedArchiver never writes a set; Foundation on Linux crashes bridging one it reads, and passes one no decoder reads",
+        "we refuse: a 16-byte integer": "NSKeyedArchiver never writes one; Foundation hands a decoder its low 64 bits",
+        "we refuse: a key written twice": "Foundation keeps one of the values without a word",
+    ]) { a, _ in a }
+
+/// The classes whose fields ``KeyedArchiveChecker/foundationProblem(in:)`` checks, with the
+/// scalars' (their decoders read no fields it could break).
+let checkedClasses: Set<String> = [
+    "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSDictionary", "NSMutableDictionary", "NSDate", "NSString", "NSMutableString", "NSNumber",
+    "NSData", "NSMutableData", "NSObject",
+]
+
+/// The class of a disagreement with NSKeyedUnarchiver, named as in the allow-list.
+func unarchiverClass(ours: Bool, message: String, foundation: UnarchiverVerdict, bytes: [UInt8]) -> String {
+    guard ours else {
+        return "we refuse: " + (archiveFamily(message, bytes: bytes) ?? xmlFamily(message) ?? binaryFamily(message, bytes: bytes) ?? "unexplained")
+    }
+    let outcome = foundation.outcome == .crashed ? "it crashes" : "an error"
+    guard let plist = try? PropertyListFile.read(bytes).plist, let archive = ArchiveGraph(plist) else { return "we read: unexplained" }
+    let names = KeyedArchiveChecker.classNames(in: plist)
+    if names.contains(where: { NSClassFromString($0) == nil }) { return "we read: a class Foundation does not have (\(outcome))" }
+    if archive.top["root"] == nil { return "we read: no root object in $top" }
+    if !names.isSubset(of: checkedClasses) { return "we read: a field another Foundation class needs (\(outcome))" }
+    return "we read: unexplained"
+}
+
+/// The family of a keyed-archive rule the validator found broken, nil for the reader's rules.
+func archiveFamily(_ message: String, bytes: [UInt8]) -> String? {
+    if message.contains("an integer of 16 bytes") { return "a 16-byte integer" }
+    if message.contains(/the key ".*" is there twice/) { return "a key written twice" }
+    if message.contains("a set, which no keyed archive holds") { return "a set" }
+    if message.hasPrefix("$objects[0]: not $null") { return "$objects[0] other than $null" }
+    guard let match = message.firstMatch(of: /^\$objects\[([0-9]+)\]/) else {
+        return message.hasPrefix("$") || message.hasPrefix("top:") ? "archive: " + message.replacing(/[0-9]+/, with: "#") : nil
+    }
+    if let index = Int(match.1), let plist = try? PropertyListFile.read(bytes).plist, let archive = ArchiveGraph(plist),
+        !archive.reachable.contains(index)
+    {
+        return "an archived object nothing decodes"
+    }
+    if message.contains(/UID [0-9]+ is not below/) || message.contains("$class: not a UID in range") { return "a UID Foundation never follows" }
+    if message.contains("an element is $null") { return "a $null element of an array or set" }
+    if message.contains("a key is $null") { return "a $null dictionary key" }
+    if message.contains("a value is $null") { return "a $null dictionary value" }
+    if message.contains("NS.objects: missing or not an array") || message.contains("NS.keys and NS.objects missing")
+        || message.contains("NS.time: missing or not a finite real")
+    {
+        return "a field of NSArray, NSDictionary or NSDate missing or of another type"
+    }
+    if message.contains("an inline value NSKeyedArchiver never writes") || message.contains("an inline array of something else than UIDs")
+        || message.contains("a UID where an object belongs")
+    {
+        return "an inline value NSKeyedArchiver never writes"
+    }
+    if message.contains("$classes: missing or not an array of strings") { return "a class description without $classes" }
+    return "archive: " + message.replacing(/"[^"]*"/, with: "\"…\"").replacing(/[0-9]+/, with: "#")
+}
+
+/// A keyed archive's `$objects` and `$top`, and the entries NSKeyedUnarchiver can reach from
+/// `$top`'s root (following UIDs, in the entries and their inline arrays).
+struct ArchiveGraph {
+    var table: [Int]
+    var top: [String: Int]
+    var reachable: Set<Int> = []
+
+    init?(_ plist: BinaryPlist) {
+        let objects = plist.objects
+        guard case .dictionary(let keys, let values, _) = objects[plist.topObject] else { return nil }
+        let fields = Dictionary(zip(keys.map { KeyedArchiveChecker.string(objects[$0]) ?? "" }, values), uniquingKeysWith: { a, _ in a })
+        guard let tableRef = fields["$objects"], case .array(let table, _) = objects[tableRef], let topRef = fields["$top"],
+            case .dictionary(let topKeys, let topValues, _) = objects[topRef]
+        else { return nil }
+        self.table = table
+        top = Dictionary(zip(topKeys.map { KeyedArchiveChecker.string(objects[$0]) ?? "" }, topValues), uniquingKeysWith: { a, _ in a })
+        /// The UIDs below an object, through plain arrays and dictionaries.
+        func uids(_ ref: Int, _ seen: inout Set<Int>) -> [Int] {
+            guard seen.insert(ref).inserted else { return [] }
+            if case .uid(let value, _) = objects[ref] { return value < UInt64(table.count) ? [Int(value)] : [] }
+            return objects[ref].references.flatMap { uids($0, &seen) }
+        }
+        var seen: Set<Int> = []
+        var stack = top["root"].map { uids($0, &seen) } ?? []
+        while let index = stack.popLast() {
+            guard reachable.insert(index).inserted else { continue }
+            var below: Set<Int> = []
+            stack += uids(table[index], &below)
+        }
+    }
+}
+
+// MARK: - NSKeyedUnarchiver, a process per input
+
+/// Seconds a harness process gets before the sweep calls it hung.
+let unarchiveTimeout = 20.0
+
+/// What `plist-harness unarchive` made of a file.
+struct UnarchiverVerdict {
+    enum Outcome { case decoded, error, crashed, timeout }
+    var outcome: Outcome
+    /// The decoded object's type, Foundation's message (the line it logs, or the fatal error),
+    /// or how the process died.
+    var detail: String
+    var decoded: Bool { outcome == .decoded }
+
+    /// The message without the data it quotes and without numbers (but the signal's), for
+    /// counting.
+    var family: String {
+        let signal = detail.firstMatch(of: /^(signal|exit) [0-9]+:\s/).map { String($0.output.0) } ?? ""
+        let message = detail.dropFirst(signal.count).replacing(/Optional\("([^"]*)"\)/, with: { $0.1 }).replacing(/\[[^\]]*\]+/, with: "[…]")
+        return signal + String(message.replacing(/0x[0-9a-fA-F]+/, with: "0x#").replacing(/[0-9]+/, with: "#").prefix(120))
+    }
+}
+
+/// Runs `plist-harness unarchive` on each path, one process each, on every core; in order.
+func unarchiveAll(_ paths: [String]) -> [UnarchiverVerdict] {
+    let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    let results = LockedResults(count: paths.count)
+    DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        for index in stride(from: worker, to: paths.count, by: workers) { results.set(index, unarchive(paths[index])) }
+    }
+    return results.all
+}
+
+/// The workers' verdicts, each written once, by index.
+final class LockedResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var verdicts: [UnarchiverVerdict]
+    init(count: Int) { verdicts = Array(repeating: UnarchiverVerdict(outcome: .timeout, detail: "not run"), count: count) }
+    func set(_ index: Int, _ verdict: UnarchiverVerdict) { lock.withLock { verdicts[index] = verdict } }
+    var all: [UnarchiverVerdict] { lock.withLock { verdicts } }
+}
+
+func unarchive(_ path: String) -> UnarchiverVerdict {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: plistHarness)
+    process.arguments = ["unarchive", path]
+    // One pipe for both streams, read to its end before the wait: neither can fill up.
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    process.standardInput = FileHandle.nullDevice
+    // No backtrace for a trap: it would take longer than the run.
+    process.environment = ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }
+    do { try process.run() } catch { return UnarchiverVerdict(outcome: .crashed, detail: "did not start: \(error)") }
+    let timedOut = ManagedAtomicFlag()
+    let timer = DispatchWorkItem {
+        timedOut.set()
+        process.terminate()
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + unarchiveTimeout, execute: timer)
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    timer.cancel()
+    if timedOut.isSet { return UnarchiverVerdict(outcome: .timeout, detail: "timeout") }
+    let lines = output.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    // Foundation logs why it gave up ("*** NSKeyedUnarchiver.init: Invalid class ..."); a trap
+    // says "Fatal error: ...".
+    func after(_ marker: String, keeping: Bool) -> String? {
+        for line in lines { if let range = line.firstRange(of: marker) { return String(line[keeping ? range.lowerBound... : range.upperBound...]) } }
+        return nil
+    }
+    let logged = after("*** ", keeping: false), fatal = after("Fatal error: ", keeping: true)
+    switch (process.terminationReason, process.terminationStatus) {
+    case (.exit, 0): return UnarchiverVerdict(outcome: .decoded, detail: lines.last ?? "")
+    case (.exit, 1) where lines.contains("reason: corrupt"):
+        let error = lines.drop { $0 != "reason: corrupt" }.dropFirst().joined(separator: " ")
+        return UnarchiverVerdict(outcome: .error, detail: logged ?? error)
+    case (.exit, let status): return UnarchiverVerdict(outcome: .crashed, detail: "exit \(status): \(fatal ?? logged ?? lines.last ?? "")")
+    case (.uncaughtSignal, let signal): return UnarchiverVerdict(outcome: .crashed, detail: "signal \(signal): \(fatal ?? logged ?? "")")
+    @unknown default: return UnarchiverVerdict(outcome: .crashed, detail: "terminated \(process.terminationStatus)")
+    }
+}
+
+/// A flag the timer sets and the waiting thread reads.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
+
+// MARK: - Keyed-archive inputs
+
+/// NSKeyedArchiver's archives of random Foundation graphs (`plist-harness archive`, with
+/// deterministic hashing so a seed gives the same bytes), the corpus's keyed archives, and
+/// mutations of those NSKeyedUnarchiver decodes: the keyed-archive mutator, byte-level havoc,
+/// both, and a sample of the catalogue. Deterministic.
+func keyedArchiveSweepInputs(folder: URL, graphs: Int = 60, mutations: Int = 2_600) throws -> [SweepInput] {
+    let made = folder.appendingPathComponent("archived")
+    try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: plistHarness)
+    process.arguments = ["archive", "2026", "\(graphs)", made.path]
+    process.environment = ProcessInfo.processInfo.environment.merging(["SWIFT_DETERMINISTIC_HASHING": "1"]) { $1 }
+    try process.run()
+    process.waitUntilExit()
+    try #require(process.terminationStatus == 0, "plist-harness archive failed")
+    var inputs: [SweepInput] = []
+    for index in 0..<graphs {
+        for encoding in ["binary", "xml"] {
+            let bytes = [UInt8](try Data(contentsOf: made.appendingPathComponent("\(index).\(encoding).plist")))
+            inputs.append(SweepInput(name: "archived-\(index).\(encoding)", bytes: bytes))
+        }
+    }
+    var corpusFiles: [SweepInput] = []
+    let dir = corpus.appendingPathComponent("keyed-archives")
+    for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() {
+        corpusFiles.append(SweepInput(name: "keyed-archives/\(name)", bytes: [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))))
+    }
+    // The seeds: what NSKeyedUnarchiver decodes as written (the corpus's archives of app classes,
+    // such as bpylist2's crap.Foo, are swept as they are, not mutated).
+    let seedFolder = folder.appendingPathComponent("corpus")
+    try FileManager.default.createDirectory(at: seedFolder, withIntermediateDirectories: true)
+    var corpusPaths: [String] = []
+    for (index, input) in corpusFiles.enumerated() {
+        let path = seedFolder.appendingPathComponent("\(index).plist").path
+        try Data(input.bytes).write(to: URL(fileURLWithPath: path))
+        corpusPaths.append(path)
+    }
+    let decodable = zip(corpusFiles, unarchiveAll(corpusPaths)).filter { $0.1.decoded }.map(\.0)
+    let seeds = inputs + decodable
+    inputs += corpusFiles
+    var rng = FuzzRNG(seed: 2026)
+    let mutator = PlistFormat(.keyedArchive).plistMutator
+    for index in 0..<mutations {
+        let seed = seeds[rng.below(seeds.count)]
+        var bytes = seed.bytes
+        var steps: [String] = []
+        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
+        if mode != 1, let mutation = mutator.mutate(bytes, using: &rng) {
+            bytes = mutation.bytes
+            steps.append(mutation.name)
+        }
+        if mode != 0 || steps.isEmpty {
+            for _ in 0..<(1 + rng.below(3)) {
+                let byteMutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
+                if let step = byteMutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
+                    steps.append(step)
+                }
+            }
+        }
+        inputs.append(SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes))
+    }
+    // Every eighth catalogue entry of a few seeds of each kind.
+    for seed in seeds.prefix(6) + decodable.prefix(4) {
+        let catalogue = mutator.catalogue(of: seed.bytes, context: CatalogueContext(maxInputLength: 1 << 20))
+        for (index, entry) in catalogue.enumerated() where index % 8 == 0 {
+            inputs.append(SweepInput(name: "catalogue of \(seed.name): \(entry.name)", bytes: entry.bytes))
+        }
+    }
+    return inputs
+}
