@@ -507,22 +507,19 @@ struct KeyedArchiveValidatorSweepTests {
             try Data(input.bytes).write(to: URL(fileURLWithPath: path))
             paths.append(path)
         }
+        // Our verdicts on a thread of their own while the harness processes run (they leave
+        // the cores half idle, waiting for process starts).
+        let ourVerdicts = OurVerdicts(inputs.map(\.bytes))
+        let validating = DispatchGroup()
+        DispatchQueue.global().async(group: validating) { ourVerdicts.compute() }
         let theirs = unarchiveAll(paths)
-        let validator = PlistFormat(.keyedArchive).validator
+        validating.wait()
         var tally = SweepTally(format: "keyed-archive", inputs: inputs.count, allowed: keyedArchiveAllowList)
-        for (input, foundation) in zip(inputs, theirs) {
-            let verdict = validator.validate(input.bytes)
-            let ours = verdict.isValid
+        for (index, (input, foundation)) in zip(inputs, theirs).enumerated() {
+            let (ours, message, onlyFoundationRule) = ourVerdicts.results[index]
             tally.count(ours ? "valid" : "invalid")
-            var message = ""
-            if case .invalid(let violation) = verdict { message = violation.description }
             if case .crashed = foundation.outcome { tally.note("NSKeyedUnarchiver", "crashed (\(foundation.family))") }
-            // What the rules of foundationProblem(in:) (the validator's since this sweep) catch
-            // beyond problem(in:), by what Foundation does with it.
-            if let plist = try? PropertyListFile.read(input.bytes).plist, KeyedArchiveChecker.problem(in: plist) == nil,
-                let problem = KeyedArchiveChecker.foundationProblem(in: plist)
-            {
-                let rule = archiveFamily(problem, bytes: input.bytes) ?? problem
+            if let rule = onlyFoundationRule {
                 tally.note("NSKeyedUnarchiver", "refused by foundationProblem only: Foundation \(foundation.outcome): \(rule)")
             }
             if case .timeout = foundation.outcome {
@@ -546,6 +543,33 @@ struct KeyedArchiveValidatorSweepTests {
     }
 }
 
+/// The keyed-archive validator's verdicts (valid, its message), and, for counting what the
+/// rules of foundationProblem(in:) (the validator's since this sweep) catch beyond
+/// problem(in:), the family of the rule when only they refuse the file.
+final class OurVerdicts: @unchecked Sendable {
+    let inputs: [[UInt8]]
+    /// Written by compute() alone, read after it returns.
+    var results: [(valid: Bool, message: String, onlyFoundationRule: String?)] = []
+
+    init(_ inputs: [[UInt8]]) { self.inputs = inputs }
+
+    func compute() {
+        let validator = PlistFormat(.keyedArchive).validator
+        results = inputs.map { bytes in
+            let verdict = validator.validate(bytes)
+            var message = ""
+            if case .invalid(let violation) = verdict { message = violation.description }
+            var rule: String?
+            if !verdict.isValid, let plist = try? PropertyListFile.read(bytes).plist, KeyedArchiveChecker.problem(in: plist) == nil,
+                let problem = KeyedArchiveChecker.foundationProblem(in: plist)
+            {
+                rule = archiveFamily(problem, bytes: bytes) ?? problem
+            }
+            return (verdict.isValid, message, rule)
+        }
+    }
+}
+
 /// The disagreements with NSKeyedUnarchiver, each with its reason (Docs/Formats.md lists them
 /// with their counts): where the validator reads what Foundation does not, it cannot know
 /// what Foundation needs; where it refuses what Foundation reads, it is stricter on purpose.
@@ -560,11 +584,15 @@ let keyedArchiveAllowList: [String: String] = plistAllowList.filter { $0.key.has
         "we read: a field another Foundation class needs (an error)":
             "the validator knows the fields of NSArray, NSSet, NSDictionary and NSDate; NSURL, NSValue, NSRegularExpression and the other classes' decoders fail on fields it does not check",
         "we read: a field another Foundation class needs (it crashes)":
-            "as above, where the object that fails to decode is an NSDictionary's key or value (Foundation on Linux traps) or its decoder traps (NSValue of a negative count)",
+            "as above, where the object that fails to decode is an NSDictionary's key or value (Foundation on Linux traps) or its decoder traps (an NSValue's old-style array of a count of -1)",
         "we refuse: $objects[0] other than $null":
             "NSKeyedArchiver always writes $null first; NSKeyedUnarchiver takes UID 0 as nil without looking at the entry",
         "we refuse: a UID Foundation never follows":
-            "the checker resolves every UID of every object; NSKeyedUnarchiver only those a decoder asks for, so an out-of-range UID in a field no decoder reads passes",
+            "the checker resolves every UID of every object (a class description's $classes, a field no decoder reads); NSKeyedUnarchiver only those a decoder asks for",
+        "we refuse: an $objects entry that is a UID":
+            "NSKeyedArchiver never writes one; NSKeyedUnarchiver hands the app the UID object itself (_NSKeyedArchiverUID) where the object belongs, in range or not",
+        "we refuse: an object whose $class is not a UID":
+            "NSKeyedUnarchiver takes such a dictionary for a plain value and hands the app the archive's raw dictionary ($class, NS.keys, UIDs) where the object belongs",
         "we refuse: an archived object nothing decodes":
             "the checker checks every $objects entry; NSKeyedUnarchiver decodes only what the root reaches",
         "we refuse: a $null element of an array or set":
@@ -619,6 +647,15 @@ func archiveFamily(_ message: String, bytes: [UInt8]) -> String? {
     {
         return "an archived object nothing decodes"
     }
+    if let index = Int(match.1), let plist = try? PropertyListFile.read(bytes).plist, let archive = ArchiveGraph(plist), index < archive.table.count {
+        let entry = plist.objects[archive.table[index]]
+        if case .uid = entry { return "an $objects entry that is a UID" }
+        if message.contains("$class: not a UID in range"), case .dictionary(let keys, let values, _) = entry,
+            let classRef = zip(keys, values).first(where: { KeyedArchiveChecker.string(plist.objects[$0.0]) == "$class" })?.1
+        {
+            if case .uid = plist.objects[classRef] {} else { return "an object whose $class is not a UID" }
+        }
+    }
     if message.contains(/UID [0-9]+ is not below/) || message.contains("$class: not a UID in range") { return "a UID Foundation never follows" }
     if message.contains("an element is $null") { return "a $null element of an array or set" }
     if message.contains("a key is $null") { return "a $null dictionary key" }
@@ -628,9 +665,7 @@ func archiveFamily(_ message: String, bytes: [UInt8]) -> String? {
     {
         return "a field of NSArray, NSDictionary or NSDate missing or of another type"
     }
-    if message.contains("an inline value NSKeyedArchiver never writes") || message.contains("an inline array of something else than UIDs")
-        || message.contains("a UID where an object belongs")
-    {
+    if message.contains("an inline value NSKeyedArchiver never writes") || message.contains("an inline array of something else than UIDs") {
         return "an inline value NSKeyedArchiver never writes"
     }
     if message.contains("$classes: missing or not an array of strings") { return "a class description without $classes" }
