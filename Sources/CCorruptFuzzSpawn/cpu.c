@@ -86,7 +86,8 @@ int cf_group_usage(int pgid, cf_usage *usage) {
         char state;
         long pgrp;
         unsigned long long ticks;
-        if (read_stat(path, &state, &pgrp, &ticks) != 0 || pgrp != pgid || state == 'Z' || state == 'X') continue;
+        // A zombie leader whose other threads still run counts by its threads.
+        if (read_stat(path, &state, &pgrp, &ticks) != 0 || pgrp != pgid || state == 'X') continue;
         usage->processes++;
         usage->cpu_us += (int64_t)(ticks * 1000000ULL / (unsigned long long)ticks_per_second);
         if (!usage->runnable && (state == 'R' || state == 'D' || any_thread_runnable(entry->d_name))) usage->runnable = 1;
@@ -100,11 +101,13 @@ int cf_group_usage(int pgid, cf_usage *usage) {
     usage->runnable = 0;
     usage->processes = 0;
     pid_t pids[256];
-    int bytes = proc_listpgrppids(pgid, pids, (int)sizeof pids);
-    if (bytes <= 0) return -1;
+    // libproc's wrapper returns the number of pids (not bytes).
+    int count = proc_listpgrppids(pgid, pids, (int)sizeof pids);
+    if (count <= 0) return -1;
+    if (count > 256) count = 256;
     mach_timebase_info_data_t timebase;
     mach_timebase_info(&timebase);
-    for (int i = 0; i < bytes / (int)sizeof(pid_t); i++) {
+    for (int i = 0; i < count; i++) {
         struct rusage_info_v2 info;
         if (proc_pid_rusage(pids[i], RUSAGE_INFO_V2, (rusage_info_t *)&info) != 0) continue;
         // In Mach time units (nanoseconds on Intel, ticks on Apple silicon).
@@ -130,23 +133,28 @@ void cf_cpu_deadline_start(cf_cpu_deadline *deadline, int pgid, int cpu_ms, int 
     deadline->cpu_limit_us = (int64_t)cpu_ms * 1000;
     deadline->started_us = monotonic_us();
     deadline->wall_cap_us = deadline->started_us + (int64_t)wall_ms * 1000;
+    // CPU the group used before (a worker's start-up, run before its first input) is not the
+    // input's.
+    cf_usage usage;
+    deadline->baseline_us = cf_group_usage(pgid, &usage) == 0 ? usage.cpu_us : 0;
     deadline->checked_us = deadline->started_us;
-    deadline->cpu_at_check_us = 0;
-    deadline->cpu_us = 0;
+    deadline->cpu_at_check_us = deadline->baseline_us;
+    deadline->cpu_us = deadline->baseline_us;
 }
 
 int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline) {
     int64_t now = monotonic_us();
     cf_usage usage;
-    if (cf_group_usage(deadline->pgid, &usage) != 0) return 0;  // cannot tell: the wall clock decides
+    if (cf_group_usage(deadline->pgid, &usage) != 0) return 0;  // cannot tell: a hang, as at a wall-clock deadline
     deadline->cpu_us = usage.cpu_us;
-    if (usage.cpu_us >= deadline->cpu_limit_us || now >= deadline->wall_cap_us) return 0;
+    int64_t spent = usage.cpu_us - deadline->baseline_us;
+    if (spent >= deadline->cpu_limit_us || now >= deadline->wall_cap_us) return 0;
     // Starved, not hung: runnable, or it used at least 5% of a core since the last look.
     int64_t used = usage.cpu_us - deadline->cpu_at_check_us, waited = now - deadline->checked_us;
     if (!usage.runnable && used * 20 < waited) return 0;
     deadline->checked_us = now;
     deadline->cpu_at_check_us = usage.cpu_us;
-    int64_t more = deadline->cpu_limit_us - usage.cpu_us;
+    int64_t more = deadline->cpu_limit_us - spent;
     if (more > 250000) more = 250000;  // look again soon: a target may block later
     if (more < 20000) more = 20000;
     if (now + more > deadline->wall_cap_us) more = deadline->wall_cap_us - now;

@@ -244,8 +244,8 @@ static void prepare_child(int64_t memory_limit) {
 /// Darwin: posix_spawn with its own process group, default signal handlers and an empty mask.
 /// It cannot set resource limits: the memory limit is judged from the child's peak RSS there
 /// (RLIMIT_AS is not enforced by macOS anyway), and core dumps are off by default.
-static pid_t start_child(const char *path, char *const argv[], char *const envp[], const int fds[3], int extra_fd,
-                         int64_t memory_limit) {
+static pid_t start_child_once(const char *path, char *const argv[], char *const envp[], const int fds[3], int extra_fd,
+                              int64_t memory_limit) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -307,6 +307,20 @@ static pid_t start_child(const char *path, char *const argv[], char *const envp[
     }
     return pid;
 #endif
+}
+
+/// start_child_once, again while exec fails with ETXTBSY, for up to a second: an executable
+/// written just before (a script a test or a build wrote) is "busy" for as long as any process
+/// forked meanwhile, by any thread, still holds the writer's descriptor; that clears in
+/// milliseconds, and a target must not be refused for it.
+static pid_t start_child(const char *path, char *const argv[], char *const envp[], const int fds[3], int extra_fd,
+                         int64_t memory_limit) {
+    for (int attempt = 0;; attempt++) {
+        pid_t pid = start_child_once(path, argv, envp, fds, extra_fd, memory_limit);
+        if (pid >= 0 || errno != ETXTBSY || attempt >= 100) return pid;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_fd,
@@ -376,6 +390,12 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
                 if (more > 0) {
                     deadline = now_us() + more;
                     continue;
+                }
+                // It may have exited while its usage was read.
+                memset(&info, 0, sizeof info);
+                if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+                    exited = 1;
+                    break;
                 }
             }
             timed_out = 1;

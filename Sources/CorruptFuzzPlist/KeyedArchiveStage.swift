@@ -23,7 +23,8 @@ package struct KeyedArchiveStage {
     package init?(_ bytes: [UInt8]) {
         guard let (plist, encoding) = try? PropertyListFile.read(bytes), KeyedArchiveChecker.problem(in: plist) == nil,
             case .dictionary(let keys, let values, _) = plist.objects[plist.topObject],
-            let objectsKey = keys.firstIndex(where: { KeyedArchiveChecker.string(plist.objects[$0]) == "$objects" }),
+            // The last `$objects`, the one the checker read.
+            let objectsKey = keys.lastIndex(where: { KeyedArchiveChecker.string(plist.objects[$0]) == "$objects" }),
             case .array(let table, _) = plist.objects[values[objectsKey]]
         else { return nil }
         self.plist = plist
@@ -36,6 +37,8 @@ package struct KeyedArchiveStage {
     static let maxEntries = 512
     /// The length of a huge string: past any field a form would let a user type.
     static let hugeLength = 1 << 20
+    /// The huge string, one buffer for every entry that uses it.
+    static let huge = BinaryPlist.Object.ascii(Array(repeating: 0x41, count: hugeLength), length: .natural(hugeLength))
 
     /// What one entry does to the archive's graph.
     private typealias Change = @Sendable (inout BinaryPlist, _ table: inout [Int]) -> Void
@@ -85,15 +88,15 @@ package struct KeyedArchiveStage {
                 case .uid(let target, _) where target != 0 && Int(target) < table.count:
                     if KeyedArchiveChecker.string(objects[table[Int(target)]]) != nil {
                         set("empty", .ascii([], length: .inline), referenced: true)
-                        set(
-                            "huge", .ascii(Array(repeating: 0x41, count: Self.hugeLength), length: .natural(Self.hugeLength)), referenced: true,
-                            minimumLength: Self.hugeLength)
+                        set("huge", Self.huge, referenced: true, minimumLength: Self.hugeLength)
                     }
                     // UID 0 is `$null`: decodeObject(forKey:) gives nil where the app expects a value.
                     set("$null", .naturalUID(0), referenced: false)
                 case .integer(let value, _):
                     var seen: Set<Int128> = [value]
-                    for bound in [value + 1, value - 1, 0, -1, Int128(Int32.max) + 1, Int128(Int64.max), Int128(Int64.min)] where seen.insert(bound).inserted {
+                    // ±1 only where it does not overflow (a 16-byte integer can hold Int128's limits).
+                    let neighbours = [value.addingReportingOverflow(1), value.subtractingReportingOverflow(1)].filter { !$0.overflow }.map(\.partialValue)
+                    for bound in neighbours + [0, -1, Int128(Int32.max) + 1, Int128(Int64.max), Int128(Int64.min)] where seen.insert(bound).inserted {
                         set("\(bound)", .naturalInteger(bound), referenced: false)
                     }
                 case .real(let value, _):
@@ -110,9 +113,12 @@ package struct KeyedArchiveStage {
                 }
             }
         }
+        // An even sample of a large archive's entries, each pick one further into its stretch,
+        // so that an object's four string entries are not always the same kind.
         let step = max(1, (all.count + Self.maxEntries - 1) / Self.maxEntries)
+        let picks = stride(from: 0, to: all.count, by: step).enumerated().map { k, start in min(all.count - 1, start + k % step) }
         let (plist, encoding, objectsRef, table) = (self.plist, self.encoding, self.objectsRef, self.table)
-        return stride(from: 0, to: all.count, by: step).map { index in
+        return picks.map { index in
             let (name, minimumLength, change) = all[index]
             return CatalogueEntry(name: name, minimumLength: minimumLength) {
                 var copy = plist

@@ -92,9 +92,15 @@ public enum ReportMerge {
                 kept.firstSeconds = record.firstSeconds
                 kept.firstExecution = record.firstExecution
             }
-            if let smaller = record.minimized, smaller.count < (kept.minimized?.count ?? kept.finding.input.bytes?.count ?? .max) {
-                kept.minimized = smaller
+            // A reproducer that replays (no fresh-process mark, or the original as reproducer)
+            // is preferred to one that does not, then the smaller one; its marks come with it.
+            func replays(_ r: FindingRecord) -> Bool { if case .notReproduced? = r.freshProcess { false } else { true } }
+            let smaller = (record.minimized?.count ?? .max) < (kept.minimized?.count ?? kept.finding.input.bytes?.count ?? .max)
+            if record.minimized != nil, replays(record) && !replays(kept) || (replays(record) == replays(kept) && smaller) {
+                kept.minimized = record.minimized
                 kept.minimizedExecution = record.minimizedExecution
+                kept.minimizationEnd = record.minimizationEnd
+                kept.freshProcess = record.freshProcess
             }
             out.findings[index] = kept
         }

@@ -559,7 +559,7 @@ public final class Campaign: @unchecked Sendable {
         }
         if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
             report("checking findings in a fresh process")
-            checkInFreshProcess(&result.findings, on: replayExecutor, shouldStop: shouldStop)
+            checkInFreshProcess(&result.findings, on: replayExecutor, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
         result.stability = executor.stability
@@ -712,13 +712,20 @@ public final class Campaign: @unchecked Sendable {
     /// (kind and signature) becomes the reproducer. When neither does, the finding stays (the
     /// worker did show it) and says what a fresh process did instead
     /// (``FindingRecord/freshProcess``).
-    private func checkInFreshProcess(_ findings: inout [FindingRecord], on fresh: any Executor, shouldStop: @Sendable () -> Bool) {
+    /// - Parameter end: When the campaign's time is up, if it has a duration: findings not
+    ///   checked by then are reported as they are.
+    private func checkInFreshProcess(
+        _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, shouldStop: @Sendable () -> Bool
+    ) {
         let slots = min(fresh.slots, executor.slots)
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                for index in stride(from: slot, to: records.count, by: slots) where !shouldStop() {
+                for index in stride(from: slot, to: records.count, by: slots) where !shouldStop() && end.map({ ContinuousClock.now < $0 }) ?? true {
                     var record = records[index]
+                    // A file held open after the answer is something only a process that stays
+                    // running can show: a fresh process has exited when anyone looks.
+                    if record.finding.kind == .heldLock { continue }
                     let original = record.finding.input
                     var candidates = [original]
                     if let minimized = record.minimized, minimized != original.bytes {
@@ -735,6 +742,7 @@ public final class Campaign: @unchecked Sendable {
                             if candidate.bytes != (record.minimized ?? original.bytes) {
                                 // The minimized input showed it only in the worker: the original is the reproducer.
                                 record.minimized = candidate.bytes
+                                record.minimizationEnd = nil
                                 record.freshProcess = .originalOnly
                             }
                             record.minimizedExecution = judged.execution

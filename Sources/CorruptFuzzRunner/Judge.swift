@@ -93,7 +93,7 @@ public final class Judge: Sendable {
         confirmedHang.set(true)
         execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
         var judged = judge(input, execution: execution, slot: slot, watch: watch)
-        if second != first { judged.finding?.detail += ", nor within \(second) ms of CPU time when run again in a fresh process" }
+        if second != first { judged.finding?.detail += ", nor when run again in a fresh process with \(second) ms of CPU time" }
         return judged
     }
 

@@ -440,23 +440,7 @@ func plistSweepInputs(mutations: Int = 3_000) throws -> [SweepInput] {
     }
     let mutators = [PlistFormat(.propertyList).plistMutator, PlistFormat(.keyedArchive).plistMutator]
     for index in 0..<mutations {
-        let seed = seeds[rng.below(seeds.count)]
-        var bytes = seed.bytes
-        var steps: [String] = []
-        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
-        if mode != 1, let mutation = mutators[rng.below(2)].mutate(bytes, using: &rng) {
-            bytes = mutation.bytes
-            steps.append(mutation.name)
-        }
-        if mode != 0 || steps.isEmpty {
-            for _ in 0..<(1 + rng.below(3)) {
-                let mutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
-                if let step = mutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
-                    steps.append(step)
-                }
-            }
-        }
-        inputs.append(SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes))
+        inputs.append(.mutation(index, of: seeds, mutators: mutators, using: &rng))
     }
     // Every fourth catalogue entry of a dozen seeds (trailer lies, offsets into objects, lying
     // lengths, the nesting ladder).
@@ -839,23 +823,7 @@ func keyedArchiveSweepInputs(folder: URL, graphs: Int = 60, mutations: Int = 2_6
     var rng = FuzzRNG(seed: 2026)
     let mutator = PlistFormat(.keyedArchive).plistMutator
     for index in 0..<mutations {
-        let seed = seeds[rng.below(seeds.count)]
-        var bytes = seed.bytes
-        var steps: [String] = []
-        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
-        if mode != 1, let mutation = mutator.mutate(bytes, using: &rng) {
-            bytes = mutation.bytes
-            steps.append(mutation.name)
-        }
-        if mode != 0 || steps.isEmpty {
-            for _ in 0..<(1 + rng.below(3)) {
-                let byteMutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
-                if let step = byteMutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
-                    steps.append(step)
-                }
-            }
-        }
-        inputs.append(SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes))
+        inputs.append(.mutation(index, of: seeds, mutators: [mutator], using: &rng))
     }
     // Every eighth catalogue entry of a few seeds of each kind.
     for seed in seeds.prefix(6) + decodable.prefix(4) {

@@ -150,23 +150,7 @@ func xmlSweepInputs(generator: XSDGenerator?, mutations: Int) throws -> [SweepIn
     }
     let seeds = inputs
     for index in 0..<mutations {
-        let seed = seeds[rng.below(seeds.count)]
-        var bytes = seed.bytes
-        var steps: [String] = []
-        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
-        if mode != 1, let mutation = mutator.mutate(bytes, using: &rng) {
-            bytes = mutation.bytes
-            steps.append(mutation.name)
-        }
-        if mode != 0 || steps.isEmpty {
-            for _ in 0..<(1 + rng.below(3)) {
-                let byteMutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
-                if let step = byteMutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
-                    steps.append(step)
-                }
-            }
-        }
-        inputs.append(SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes))
+        inputs.append(.mutation(index, of: seeds, mutators: [mutator], using: &rng))
     }
     for seed in seeds.prefix(6) {
         let entries = mutator.catalogueEntries(of: seed.bytes, context: CatalogueContext(maxInputLength: 1 << 20))

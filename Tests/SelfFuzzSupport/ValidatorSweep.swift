@@ -1,3 +1,4 @@
+import CorruptFuzzCore
 import Foundation
 import Testing
 
@@ -12,6 +13,31 @@ public struct SweepInput {
     public init(name: String, bytes: [UInt8]) {
         self.name = name
         self.bytes = bytes
+    }
+}
+
+extension SweepInput {
+    /// Input `index` of a sweep's mutations: a seed drawn from `seeds`, changed by a
+    /// structure-aware mutation (one of `mutators`), one to three byte-level ones, or both; named
+    /// after its seed and steps.
+    public static func mutation(_ index: Int, of seeds: [SweepInput], mutators: [any StructureAwareMutator], using rng: inout FuzzRNG) -> SweepInput {
+        let seed = seeds[rng.below(seeds.count)]
+        var bytes = seed.bytes
+        var steps: [String] = []
+        let mode = rng.below(3)  // 0: structure-aware, 1: byte-level, 2: both
+        if mode != 1, let mutation = mutators[mutators.count == 1 ? 0 : rng.below(mutators.count)].mutate(bytes, using: &rng) {
+            bytes = mutation.bytes
+            steps.append(mutation.name)
+        }
+        if mode != 0 || steps.isEmpty {
+            for _ in 0..<(1 + rng.below(3)) {
+                let byteMutator = Mutator.byteLevel[rng.below(Mutator.byteLevel.count)]
+                if let step = byteMutator.mutate(&bytes, using: &rng, context: MutationContext(partner: seeds[rng.below(seeds.count)].bytes)) {
+                    steps.append(step)
+                }
+            }
+        }
+        return SweepInput(name: "mutation \(index) of \(seed.name): \(steps.joined(separator: ", "))", bytes: bytes)
     }
 }
 

@@ -66,6 +66,7 @@ typedef struct {
     int pgid;
     int64_t cpu_limit_us;
     int64_t started_us, wall_cap_us, checked_us, cpu_at_check_us;
+    int64_t baseline_us;  ///< the group's CPU time when the deadline started
     int64_t cpu_us;  ///< the CPU time at the last look
 } cf_cpu_deadline;
 
