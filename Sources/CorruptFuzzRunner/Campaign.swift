@@ -617,7 +617,7 @@ public final class Campaign: @unchecked Sendable {
     /// are one behaviour), or the violation's site where the validator gives one. It runs for
     /// every input, so it builds no strings: each distinct message is normalized once
     /// (``NormalizedMessages``).
-    private static func behaviour(of outcome: Outcome, verdict: Verdict?, normalized: inout NormalizedMessages) -> Int {
+    static func behaviour(of outcome: Outcome, verdict: Verdict?, normalized: inout NormalizedMessages) -> Int {
         // One run's key: a ``WordHash`` (a Hasher's SipHash finalization alone costs more than
         // the rest of the key).
         var hash = WordHash()

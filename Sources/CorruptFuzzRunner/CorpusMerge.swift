@@ -33,14 +33,7 @@ public enum CorpusMerge {
                     duplicates += 1
                     continue
                 }
-                var name = entry
-                var suffix = 2
-                while names.contains(name) {
-                    let base = (entry as NSString).deletingPathExtension, ext = (entry as NSString).pathExtension
-                    name = "\(base)-\(suffix)" + (ext.isEmpty ? "" : ".\(ext)")
-                    suffix += 1
-                }
-                names.insert(name)
+                let name = uniqueName(entry, taken: &names)
                 do {
                     try data.write(to: URL(fileURLWithPath: output).appendingPathComponent(name))
                 } catch {
@@ -50,5 +43,95 @@ public enum CorpusMerge {
             }
         }
         return (kept, duplicates)
+    }
+
+    /// `entry`, or `entry-2`, `entry-3`… (before its extension) when that is taken; taken now.
+    static func uniqueName(_ entry: String, taken names: inout Set<String>) -> String {
+        var name = entry
+        var suffix = 2
+        while !names.insert(name).inserted {
+            let base = (entry as NSString).deletingPathExtension, ext = (entry as NSString).pathExtension
+            name = "\(base)-\(suffix)" + (ext.isEmpty ? "" : ".\(ext)")
+            suffix += 1
+        }
+        return name
+    }
+}
+
+extension CorpusMerge {
+    /// What ``minimize(_:into:replay:)`` kept and left out.
+    public struct Minimized: Sendable, Hashable {
+        /// Files written to the output: the smallest input of each distinct behaviour.
+        public var kept: Int
+        /// Distinct files run (files with the same bytes are run once).
+        public var inputs: Int
+        /// Files with the same bytes as one before.
+        public var duplicates: Int
+        /// Files that are findings (a crash, a hang, a silent acceptance…): not corpus material.
+        public var findings: Int
+        /// Distinct behaviours seen, each kept by one file.
+        public var behaviours: Int
+    }
+
+    /// Corpus folders into the smallest set of files that keeps every distinct behaviour of the
+    /// target (AFL++'s `afl-cmin`, with the campaign's behaviour key in place of edges: the
+    /// outcome, the reason and exit code, and the loader's and the validator's messages with
+    /// their numbers as `#`): every distinct file is run once through `replay`'s executor and
+    /// judge, smallest first, and a file is kept when its behaviour is new. Files that are
+    /// findings are left out. So a corpus merged night after night stops growing once nothing
+    /// new is found.
+    /// - Throws: ``CorruptFuzzError`` when a folder cannot be read, `output` holds files
+    ///   already (it would mix with the minimized set), or the target cannot be run.
+    public static func minimize(_ folders: [String], into output: String, replay: Replay) throws(CorruptFuzzError) -> Minimized {
+        let fm = FileManager.default
+        if let existing = try? fm.contentsOfDirectory(atPath: output), existing.contains(where: { !$0.hasPrefix(".") }) {
+            throw CorruptFuzzError(.invalidArgument, "\(output) is not empty: a minimized corpus goes into an empty or new folder")
+        }
+        var files: [(path: String, name: String, size: Int)] = []
+        var seen: Set<Data> = []
+        var duplicates = 0
+        for folder in folders {
+            guard let entries = try? fm.contentsOfDirectory(atPath: folder) else {
+                throw CorruptFuzzError(.invalidArgument, "cannot read the corpus folder \(folder)")
+            }
+            for entry in entries.sorted() where !entry.hasPrefix(".") {
+                let path = (folder as NSString).appendingPathComponent(entry)
+                var isDirectory: ObjCBool = false
+                guard fm.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+                guard let data = fm.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
+                guard seen.insert(data).inserted else {
+                    duplicates += 1
+                    continue
+                }
+                files.append((path, entry, data.count))
+            }
+        }
+        // Smallest first (then in folder order): the first file of a behaviour is its smallest.
+        let order = files.indices.sorted { (files[$0].size, $0) < (files[$1].size, $1) }
+        var behaviours: Set<Int> = []
+        var normalized = NormalizedMessages()
+        var chosen: [Int] = []
+        var findings = 0
+        for index in order {
+            let judgement = try replay.replay(files[index].path).judgement
+            if judgement.finding != nil {
+                findings += 1
+                continue
+            }
+            if behaviours.insert(Campaign.behaviour(of: judgement.execution.outcome, verdict: judgement.verdict, normalized: &normalized)).inserted {
+                chosen.append(index)
+            }
+        }
+        do {
+            try fm.createDirectory(atPath: output, withIntermediateDirectories: true)
+            var names: Set<String> = []
+            for index in chosen.sorted() {
+                let name = uniqueName(files[index].name, taken: &names)
+                try fm.copyItem(atPath: files[index].path, toPath: (output as NSString).appendingPathComponent(name))
+            }
+        } catch {
+            throw CorruptFuzzError(.invalidArgument, "cannot write into \(output): \(error.localizedDescription)")
+        }
+        return Minimized(kept: chosen.count, inputs: files.count, duplicates: duplicates, findings: findings, behaviours: behaviours.count)
     }
 }

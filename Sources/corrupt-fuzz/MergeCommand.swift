@@ -15,8 +15,10 @@ struct MergeCommand: ParsableCommand {
             junit.xml and summary.json, findings with the same kind and signature merged and
             their hits added up, reproducers saved again; a finding one report marked as
             expected stays expected, and --known-findings marks more. Corpus folders (with
-            --corpus-output) become one folder holding each distinct file once. Exit status: 0 no
-            new findings, 1 new findings, 2 an unusable folder.
+            --corpus-output) become one folder holding each distinct file once; with --target too,
+            the smallest set of files that keeps every distinct behaviour of the target (files
+            that are findings left out), like afl-cmin. Exit status: 0 no new findings, 1 new
+            findings, 2 an unusable folder.
             """)
 
     @Argument(help: ArgumentHelp("Report folders, or corpus folders with --corpus-output.", valueName: "dir"))
@@ -34,6 +36,9 @@ struct MergeCommand: ParsableCommand {
             "A known-findings file: findings it lists are reported as expected and do not make the exit status 1.", valueName: "file"))
     var knownFindings: String?
 
+    /// With --corpus-output: the target whose behaviours the minimized corpus keeps.
+    @OptionGroup(title: "Minimizing a corpus (with --corpus-output)") var targetOptions: TargetOptions
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -46,9 +51,29 @@ struct MergeCommand: ParsableCommand {
         if corpusOutput != nil, knownFindings != nil || newFindingsFile != nil {
             throw ValidationError("--known-findings and --new-findings-file apply to reports, not to --corpus-output")
         }
+        if corpusOutput == nil, targetOptions.target != nil || targetOptions.validator != nil {
+            throw ValidationError("--target and --validator minimize a corpus: they need --corpus-output")
+        }
     }
 
     func run() throws {
+        if let corpusOutput, let target = targetOptions.target {
+            let minimized = try orExit { () throws(CorruptFuzzError) in
+                let command = try TargetCommand(target)
+                let files = folders.flatMap { folder in
+                    ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { (folder as NSString).appendingPathComponent($0) }
+                }
+                let replay = try Replay(
+                    target: command, format: try targetOptions.resolvedFormat()?.format,
+                    validator: try targetOptions.validator.map { command throws(CorruptFuzzError) in try TargetCommand(command) }, limits: targetOptions.limits,
+                    files: files)
+                return try CorpusMerge.minimize(folders, into: corpusOutput, replay: replay)
+            }
+            print(
+                "\(corpusOutput): \(minimized.kept) files keep the \(minimized.behaviours) behaviours of \(minimized.inputs) distinct files"
+                    + " (\(minimized.duplicates) duplicates and \(minimized.findings) findings left out)")
+            return
+        }
         if let corpusOutput {
             let (kept, duplicates) = try orExit { () throws(CorruptFuzzError) in try CorpusMerge.merge(folders, into: corpusOutput) }
             print("\(corpusOutput): \(kept) files (\(duplicates) duplicates left out)")

@@ -73,4 +73,45 @@ struct CLIShardTests {
         #expect(names == ["x-2.bin", "x.bin", "y.bin"])
         #expect(try Data(contentsOf: out.appendingPathComponent("x-2.bin")) == Data("three".utf8))
     }
+
+    @Test("merge with a target keeps the smallest file of each behaviour and leaves findings out (cmin)")
+    func minimizedCorpus() throws {
+        let work = try temporaryFolder("cmin")
+        defer { try? FileManager.default.removeItem(at: work) }
+        // A loader that accepts files starting with "A", rejects others as corrupt (its message
+        // names the first byte), and crashes on "C".
+        let loader = work.appendingPathComponent("loader.sh")
+        try Data(
+            """
+            #!/bin/sh
+            first=$(head -c 1 "$1")
+            case "$first" in
+              A) echo accepted; exit 0 ;;
+              C) kill -SEGV $$ ;;
+              *) echo "reason: corrupt" >&2; echo "bad first byte $first" >&2; exit 1 ;;
+            esac
+
+            """.utf8
+        ).write(to: loader)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: loader.path)
+        let a = work.appendingPathComponent("a"), b = work.appendingPathComponent("b"), out = work.appendingPathComponent("out")
+        for folder in [a, b] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        let files = [
+            (a, "accepted-long", "AAAAAAAA"), (a, "accepted-short", "AB"), (b, "accepted-copy", "AB"), (a, "x-long", "XXXXXXX"), (b, "x-short", "XY"),
+            (b, "y", "YYYY"), (a, "crash", "CCC"),
+        ]
+        for (folder, name, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(name)) }
+        let result = try corruptFuzz(["merge", a.path, b.path, "--corpus-output", out.path, "--target", "\(loader.path) @@"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("3 files keep the 3 behaviours of 6 distinct files (1 duplicates and 1 findings left out)"), "\(result.stdout)")
+        // Accepted, rejected for X, rejected for Y (the messages differ): the smallest of each.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == ["accepted-short", "x-short", "y"])
+        // Run again into the same folder: refused, nothing mixed in.
+        let again = try corruptFuzz(["merge", a.path, "--corpus-output", out.path, "--target", "\(loader.path) @@"])
+        #expect(again.status == 2 && again.stderr.contains("not empty"), "\(again.stderr)")
+        // A minimized corpus minimized again is the same.
+        let twice = work.appendingPathComponent("twice")
+        #expect(try corruptFuzz(["merge", out.path, "--corpus-output", twice.path, "--target", "\(loader.path) @@"]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: twice.path).sorted() == ["accepted-short", "x-short", "y"])
+    }
 }
