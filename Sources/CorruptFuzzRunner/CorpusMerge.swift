@@ -19,30 +19,38 @@ public enum CorpusMerge {
             if let data = fm.contents(atPath: (output as NSString).appendingPathComponent(name)) { seen.insert(data) }
         }
         var kept = 0, duplicates = 0
+        for (path, entry) in try files(in: folders) {
+            guard let data = fm.contents(atPath: path) else { continue }
+            guard seen.insert(data).inserted else {
+                duplicates += 1
+                continue
+            }
+            let name = uniqueName(entry, taken: &names)
+            do {
+                try data.write(to: URL(fileURLWithPath: output).appendingPathComponent(name))
+            } catch {
+                throw CorruptFuzzError(.invalidArgument, "cannot write into \(output): \(error.localizedDescription)")
+            }
+            kept += 1
+        }
+        return (kept, duplicates)
+    }
+
+    /// The regular files of `folders`, folder by folder, each folder's by name (hidden files
+    /// left out): their paths and names.
+    static func files(in folders: [String]) throws(CorruptFuzzError) -> [(path: String, name: String)] {
+        var out: [(path: String, name: String)] = []
         for folder in folders {
-            guard let entries = try? fm.contentsOfDirectory(atPath: folder) else {
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
                 throw CorruptFuzzError(.invalidArgument, "cannot read the corpus folder \(folder)")
             }
             for entry in entries.sorted() where !entry.hasPrefix(".") {
                 let path = (folder as NSString).appendingPathComponent(entry)
                 var isDirectory: ObjCBool = false
-                guard fm.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                    let data = fm.contents(atPath: path)
-                else { continue }
-                guard seen.insert(data).inserted else {
-                    duplicates += 1
-                    continue
-                }
-                let name = uniqueName(entry, taken: &names)
-                do {
-                    try data.write(to: URL(fileURLWithPath: output).appendingPathComponent(name))
-                } catch {
-                    throw CorruptFuzzError(.invalidArgument, "cannot write into \(output): \(error.localizedDescription)")
-                }
-                kept += 1
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { out.append((path, entry)) }
             }
         }
-        return (kept, duplicates)
+        return out
     }
 
     /// `entry`, or `entry-2`, `entry-3`… (before its extension) when that is taken; taken now.
@@ -90,21 +98,13 @@ extension CorpusMerge {
         var files: [(path: String, name: String, size: Int)] = []
         var seen: Set<Data> = []
         var duplicates = 0
-        for folder in folders {
-            guard let entries = try? fm.contentsOfDirectory(atPath: folder) else {
-                throw CorruptFuzzError(.invalidArgument, "cannot read the corpus folder \(folder)")
+        for (path, entry) in try Self.files(in: folders) {
+            guard let data = fm.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
+            guard seen.insert(data).inserted else {
+                duplicates += 1
+                continue
             }
-            for entry in entries.sorted() where !entry.hasPrefix(".") {
-                let path = (folder as NSString).appendingPathComponent(entry)
-                var isDirectory: ObjCBool = false
-                guard fm.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
-                guard let data = fm.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
-                guard seen.insert(data).inserted else {
-                    duplicates += 1
-                    continue
-                }
-                files.append((path, entry, data.count))
-            }
+            files.append((path, entry, data.count))
         }
         // Smallest first (then in folder order): the first file of a behaviour is its smallest.
         let order = files.indices.sorted { (files[$0].size, $0) < (files[$1].size, $1) }
