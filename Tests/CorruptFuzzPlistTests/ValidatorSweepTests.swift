@@ -21,12 +21,7 @@ struct PlistValidatorSweepTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plist-sweep-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var paths: [String] = []
-        for (index, input) in inputs.enumerated() {
-            let path = folder.appendingPathComponent("\(index).plist").path
-            try Data(input.bytes).write(to: URL(fileURLWithPath: path))
-            paths.append(path)
-        }
+        let paths = try SweepInput.write(inputs, into: folder, extension: "plist")
         // Nil (with an issue recorded) when python3 is missing: Foundation is still compared.
         let python = try runSweepScript("plistlib", paths)
         let validator = PlistFormat(.propertyList).validator
@@ -485,12 +480,7 @@ struct KeyedArchiveValidatorSweepTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let inputs = try keyedArchiveSweepInputs(folder: folder)
-        var paths: [String] = []
-        for (index, input) in inputs.enumerated() {
-            let path = folder.appendingPathComponent("input-\(index).plist").path
-            try Data(input.bytes).write(to: URL(fileURLWithPath: path))
-            paths.append(path)
-        }
+        let paths = try SweepInput.write(inputs, into: folder, prefix: "input-", extension: "plist")
         // Our verdicts on a thread of their own while the harness processes run (they leave
         // the cores half idle, waiting for process starts).
         let ourVerdicts = OurVerdicts(inputs.map(\.bytes))

@@ -172,12 +172,7 @@ func xmllintVerdicts(_ inputs: [SweepInput], modes: [String], extra: [String] = 
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("xml-sweep-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
-    var paths: [String] = []
-    for (index, input) in inputs.enumerated() {
-        let path = folder.appendingPathComponent("\(index).xml").path
-        try Data(input.bytes).write(to: URL(fileURLWithPath: path))
-        paths.append(path)
-    }
+    let paths = try SweepInput.write(inputs, into: folder, extension: "xml")
     var results: [[[String: Any]]] = []
     for mode in modes {
         guard let result = try runSweepScript(mode, paths, extra: extra) else { return nil }

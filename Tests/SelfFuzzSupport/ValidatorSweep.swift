@@ -17,6 +17,16 @@ public struct SweepInput {
 }
 
 extension SweepInput {
+    /// Writes `inputs` into `folder` as `PREFIX0.EXT`, `PREFIX1.EXT`…, for tools that read files;
+    /// returns their paths, in order.
+    public static func write(_ inputs: [SweepInput], into folder: URL, prefix: String = "", extension ext: String) throws -> [String] {
+        try inputs.enumerated().map { index, input in
+            let path = folder.appendingPathComponent("\(prefix)\(index).\(ext)").path
+            try Data(input.bytes).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+    }
+
     /// Input `index` of a sweep's mutations: a seed drawn from `seeds`, changed by a
     /// structure-aware mutation (one of `mutators`), one to three byte-level ones, or both; named
     /// after its seed and steps.
