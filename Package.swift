@@ -61,7 +61,7 @@ let package = Package(
             name: "CorruptFuzzCore",
             // Platform/ is the one platform layer (scratch folders, open files, the executable's
             // path, signals, interrupts); CCorruptFuzzSpawn its C side.
-            dependencies: ["CCorruptFuzzSpawn"],
+            dependencies: ["CCorruptFuzzSpawn", "CCorruptFuzzWorker"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -76,6 +76,8 @@ let package = Package(
         // The persistent-worker side of a loader executable: Foundation only (Swift), or C.
         .target(
             name: "CorruptFuzzWorker",
+            // Its C side: the coverage callbacks of instrumented loaders (corrupt_fuzz_coverage.h).
+            dependencies: ["CCorruptFuzzWorker"],
             swiftSettings: swiftSettings
         ),
         .target(name: "CCorruptFuzzWorker"),
@@ -174,6 +176,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The coverage maze (BENCHMARKS.md "Coverage guidance"): the loader's code is built with
+        // SanitizerCoverage, as a user's loader target is for coverage guidance (README).
+        // unsafeFlags are allowed here because no product contains this target.
+        .target(
+            name: "MazeLoader",
+            path: "Examples/MazeLoader",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-sanitize=fuzzer"])]
+        ),
+        .executableTarget(
+            name: "maze-worker",
+            dependencies: ["MazeLoader", "CorruptFuzzWorker"],
+            path: "Examples/MazeWorker",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "FriendListLoaders",
             path: "Examples/FriendListLoaders",
@@ -353,7 +369,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CorruptFuzzRunnerTests",
-            dependencies: ["CorruptFuzzRunner", "CorruptFuzzCore", "CorruptFuzzWorker", "CCorruptFuzzWorker", "FixtureTarget", "WorkerFixture"],
+            dependencies: [
+                "CorruptFuzzRunner", "CorruptFuzzCore", "CorruptFuzzWorker", "CCorruptFuzzWorker", "FixtureTarget", "WorkerFixture", "maze-worker",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -378,7 +396,7 @@ let package = Package(
             name: "CorruptFuzzTestingTests",
             dependencies: [
                 "CorruptFuzzTesting", "CorruptFuzzWorker", "CorruptFuzzSchema", "CorruptFuzzCore", "HabitLoaders", "CorruptFuzzExamples", "FriendListLoaders",
-                "NotesLoaders", "NotesMigration",
+                "NotesLoaders", "NotesMigration", "MazeLoader",
             ],
             swiftSettings: swiftSettings
         ),

@@ -73,6 +73,9 @@ package enum MutationStep: Sendable, Hashable, CustomStringConvertible {
     case copy(count: Int, from: Int, to: Int)
     case truncate(length: Int)
     case splice(cut: Int, from: Int)
+    /// A value the loader compared with, written where it read the other operand (or, when
+    /// that is not in the input, at `at`): ``Comparison``.
+    case comparison(width: Int, bigEndian: Bool, at: Int)
 
     package var description: String {
         func order(_ bigEndian: Bool) -> String { bigEndian ? "be" : "le" }
@@ -91,6 +94,7 @@ package enum MutationStep: Sendable, Hashable, CustomStringConvertible {
         case .copy(let count, let from, let to): return "copy\(count)@\(from)->\(to)"
         case .truncate(let length): return "truncate@\(length)"
         case .splice(let cut, let from): return "splice@\(cut)+\(from)"
+        case .comparison(let width, let bigEndian, let at): return "cmp\(width * 8)\(order(bigEndian))@\(at)"
         }
     }
 }

@@ -75,13 +75,19 @@ public struct Execution: Sendable, Hashable, Codable {
     /// Files a persistent loader still held open (or locked) after it answered, when that was
     /// looked at: `/…/input-0 (locked)`.
     public var held: [String]?
+    /// What the run showed of an instrumented loader's code (nil: not instrumented, or not read).
+    public var coverage: CoverageSample?
 
-    public init(outcome: Outcome, stdout: [UInt8] = [], stderr: [UInt8] = [], microseconds: Int64 = 0, held: [String]? = nil) {
+    public init(
+        outcome: Outcome, stdout: [UInt8] = [], stderr: [UInt8] = [], microseconds: Int64 = 0, held: [String]? = nil,
+        coverage: CoverageSample? = nil
+    ) {
         self.outcome = outcome
         self.stdout = stdout
         self.stderr = stderr
         self.microseconds = microseconds
         self.held = held
+        self.coverage = coverage
     }
 
 }

@@ -152,6 +152,11 @@ public struct JUnitXMLReporter: Sendable {
             let same = "\(stability.rechecked - stability.differed) of \(stability.rechecked) inputs run again had the same outcome"
             properties.append(("stability", same + (stability.example.map { "; \($0)" } ?? "")))
         }
+        if let coverage = result.coverage {
+            properties.append(("coverage", "\(coverage.edges) edges; \(coverage.inputsKept) inputs kept for reaching new ones"))
+        } else if result.checks == nil {
+            properties.append(("coverage", result.configuration.coverage ? "none seen (the target is not instrumented)" : "off (--no-coverage)"))
+        }
         if let shard = result.configuration.shard { properties.append(("shard", "\(shard)")) }
         for (name, value) in properties {
             xml += "      <property" + attribute("name", name) + attribute("value", value) + "/>\n"

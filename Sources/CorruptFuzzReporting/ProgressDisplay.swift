@@ -30,7 +30,8 @@ public final class ProgressDisplay: @unchecked Sendable {
         }.joined(separator: ", ")
         if findings.isEmpty { findings = "no findings" }
         let line =
-            "[\(progress.targetName)] \(progress.phase): \(progress.executions) execs (\(Int(rate))/s), \(findings), "
+            "[\(progress.targetName)] \(progress.phase): \(progress.executions) execs (\(Int(rate))/s), "
+            + (progress.edges.map { "\($0) edges, " } ?? "") + "\(findings), "
             + "\(Int(progress.elapsedSeconds))s elapsed, \(progress.remaining) left"
         if isTerminal {
             write("\r\u{1B}[K" + line)

@@ -67,6 +67,11 @@ public enum ReportMerge {
         for (reason, count) in b.undecided where out.undecided[reason] != nil || out.undecided.count < CampaignResult.maxUndecidedReasons {
             out.undecided[reason, default: 0] += count
         }
+        if let coverage = b.coverage {
+            // The shards' maps are not kept: the most edges one reached, and every input kept.
+            let edges = max(out.coverage?.edges ?? 0, coverage.edges)
+            out.coverage = CoverageSummary(edges: edges, inputsKept: (out.coverage?.inputsKept ?? 0) + coverage.inputsKept)
+        }
         if let s = b.stability {
             var sum = out.stability ?? Stability()
             sum.rechecked += s.rechecked

@@ -128,6 +128,9 @@ public final class Session {
             out += "\(r.targetName): \(r.executions) executions, "
             if r.checks == nil { out += "\(Int(r.executionsPerSecond.rounded()))/s, " }
             out += r.findings.isEmpty ? "no findings\n" : "\(r.findings.count) finding\(r.findings.count == 1 ? "" : "s")\n"
+            if let coverage = r.coverage {
+                out += "  coverage: \(coverage.edges) edges (\(coverage.inputsKept) inputs kept for reaching new ones)\n"
+            }
             var shown: [FindingKind: Int] = [:]
             for (index, record) in r.findings.enumerated() {
                 shown[record.finding.kind, default: 0] += 1

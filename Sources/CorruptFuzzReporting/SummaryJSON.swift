@@ -25,6 +25,9 @@ public struct SummaryJSON: Codable, Sendable {
         public var slowInputs: Int
         /// With a persistent worker (`--worker`): inputs run again, how many differed, an example.
         public var stability: Stability?
+        /// An instrumented target's coverage: edges reached, inputs kept for new ones (absent:
+        /// the target showed none, or `--no-coverage`).
+        public var coverage: CoverageSummary?
         /// A hash of every input run, in order: equal for equal seeds and corpora.
         public var inputSequenceHash: String
         public var counts: [String: Int]
@@ -96,7 +99,7 @@ public struct SummaryJSON: Codable, Sendable {
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
                 stopReason: r.stopReason.description, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
-                slowInputs: r.slowInputs, stability: r.stability,
+                slowInputs: r.slowInputs, stability: r.stability, coverage: r.coverage,
                 inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 newFindings: suite.newFindings.count,
                 findings: r.findings.enumerated().map { index, record in

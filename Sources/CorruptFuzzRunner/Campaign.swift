@@ -295,6 +295,9 @@ public struct CampaignResult: Sendable, Codable {
     public var slowInputs = 0
     /// With a persistent worker: how often an input run again gave the same outcome.
     public var stability: Stability?
+    /// What the target's instrumentation showed, when it has any (nil: none was seen, or
+    /// coverage was off).
+    public var coverage: CoverageSummary?
     /// The checks this run made, when it is not a fuzz campaign (a version-skew or round-trip
     /// check); nil for a campaign's own ``FindingKind/campaignChecks``.
     public var checks: [FindingKind]?
@@ -313,6 +316,19 @@ public struct CampaignResult: Sendable, Codable {
     }
 }
 
+/// What an instrumented target's coverage showed a campaign.
+public struct CoverageSummary: Sendable, Hashable, Codable {
+    /// Edges (positions of the 64 KiB map) the inputs reached.
+    public var edges = 0
+    /// Inputs kept for the pool because they reached new edges or hit counts.
+    public var inputsKept = 0
+
+    public init(edges: Int = 0, inputsKept: Int = 0) {
+        self.edges = edges
+        self.inputsKept = inputsKept
+    }
+}
+
 /// A snapshot of a running campaign, for progress displays.
 public struct CampaignProgress: Sendable {
     public var targetName: String
@@ -323,6 +339,8 @@ public struct CampaignProgress: Sendable {
     public var findingsByKind: [FindingKind: Int]
     /// `fuzzing` or `minimizing`.
     public var phase: String
+    /// Edges reached so far, when the target is instrumented.
+    public var edges: Int?
 }
 
 /// Drives the loop: schedule inputs, run them in parallel, ask the oracle, keep new behaviour,
@@ -417,6 +435,7 @@ public final class Campaign: @unchecked Sendable {
         var variantKeys: [[UInt64: Int]] = []
         var behaviours: Set<Int> = []
         var normalized = NormalizedMessages()
+        var coverage = CoverageTable()
         let start = configuration.startedAt ?? ContinuousClock.now
         let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
         // The whole campaign ends by `end`; with a finding, fuzzing leaves minimization its share
@@ -442,7 +461,7 @@ public final class Campaign: @unchecked Sendable {
             progress(
                 CampaignProgress(
                     targetName: targetName, executions: result.executions, elapsedSeconds: elapsed(),
-                    remaining: remaining, findingsByKind: byKind, phase: phase))
+                    remaining: remaining, findingsByKind: byKind, phase: phase, edges: result.coverage?.edges))
         }
 
         /// Counts one judged input: its finding, or its behaviour (new behaviour joins the pool).
@@ -482,10 +501,23 @@ public final class Campaign: @unchecked Sendable {
                         FindingRecord(
                             finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
                 }
-            } else if behaviours.insert(Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)).inserted {
-                // Bounded: a loader whose messages quote the data would grow it forever.
-                if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
-                schedule.addToPool(input)
+            } else {
+                var newCode = false
+                if let sample = outcome.execution.coverage {
+                    newCode = coverage.add(sample)
+                    if result.coverage == nil { result.coverage = CoverageSummary() }
+                    if newCode {
+                        result.coverage?.edges = coverage.edges
+                        result.coverage?.inputsKept += 1
+                    }
+                    if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons) }
+                }
+                let behaviour = Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)
+                if behaviours.insert(behaviour).inserted || newCode {
+                    // Bounded: a loader whose messages quote the data would grow it forever.
+                    if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
+                    schedule.addToPool(input, reachedNewCode: newCode)
+                }
             }
         }
 

@@ -99,7 +99,8 @@ public struct CampaignSpec: Sendable {
         }
         let formatExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 }
         let fileExtension = self.fileExtension ?? formatExtension ?? Self.commonExtension(seedFiles)
-        let executor = try target.executor(limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension)
+        let executor = try target.executor(
+            limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension, coverage: configuration.coverage)
         let command: String
         let takesPath: Bool
         let defaultName: String
@@ -139,13 +140,17 @@ public struct CampaignSpec: Sendable {
 extension CampaignSpec.Target {
     /// The target's executor: the one place one is made for a command or a worker (a campaign,
     /// a replay and the document checks all ask here).
-    public func executor(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String) throws(CorruptFuzzError) -> any Executor {
+    /// - Parameter coverage: Whether runs read the target's edge coverage (a campaign's do).
+    public func executor(limits: ProcessExecutor.Limits, slots: Int, fileExtension: String, coverage: Bool = false) throws(CorruptFuzzError)
+        -> any Executor
+    {
         switch self {
         case .command(let command):
-            return try ProcessExecutor(command: command, limits: limits, slots: slots, fileExtension: fileExtension)
+            return try ProcessExecutor(command: command, limits: limits, slots: slots, fileExtension: fileExtension, coverage: coverage)
         case .worker(let command):
             return try WorkerExecutor(
-                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: slots)
+                path: command.executablePath, arguments: command.words.dropFirst().filter { $0 != "@@" }, environment: [:], limits: limits, slots: slots,
+                coverage: coverage)
         case .executor(let given, _, _):
             return given
         }

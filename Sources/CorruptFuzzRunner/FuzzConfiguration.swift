@@ -42,6 +42,11 @@ public struct FuzzConfiguration: Sendable {
     public var mutators: [Mutator] = Mutator.byteLevel
     /// This campaign's part of a campaign split across machines (`--shard I/N`), nil for all.
     public var shard: Shard?
+    /// Whether an instrumented target's edge coverage guides the campaign (`--no-coverage`
+    /// turns it off): an input that reaches new code is kept and mutated further, and the
+    /// comparisons that did not hold become mutations. Targets without instrumentation run as
+    /// without it.
+    public var coverage = true
 
     public init() {}
 }

@@ -34,6 +34,15 @@ public struct InputSchedule: Sendable {
     /// Whether the structure-aware mutator can mutate each pool input
     /// (``StructureAwareMutator/canMutate(_:)``), asked once when it joins the pool.
     private var poolStructured: [Bool]
+    /// Pool positions of the inputs that reached new code last (newest last, at most 16): drawn
+    /// as parents half of the time, the newest most, as AFL++ favours fresh finds.
+    private var recentNewCode: [Int] = []
+    /// Comparisons that did not hold in recent runs (``noteComparisons(_:)``), at most
+    /// ``maxComparisons``, the oldest replaced first.
+    private var comparisons: [Comparison] = []
+    private var comparisonsSeen: Set<Comparison> = []
+    private var comparisonCursor = 0
+    static let maxComparisons = 256
     /// Buffers of the last input run, for the next (``recycle(_:)``).
     private var spareBytes: [UInt8] = []
     private var spareSteps: [MutationStep] = []
@@ -231,15 +240,20 @@ public struct InputSchedule: Sendable {
     /// `maxInputLength` (a 100 MB catalogue entry, a structured mutation's 1 MB string) run but
     /// are not kept: mutations stacked on them would grow the pool without bound; nor is one
     /// that would take the pool's added inputs over ``maxPoolBytes``.
-    public mutating func addToPool(_ input: TestInput) {
+    ///
+    /// - Parameter reachedNewCode: Whether it reached edges (or hit counts) of an instrumented
+    ///   target that no input had: it is then drawn as a parent more often while it is recent.
+    public mutating func addToPool(_ input: TestInput, reachedNewCode: Bool = false) {
         guard let bytes = input.bytes, bytes.count <= min(configuration.maxInputLength, Self.maxParentLength) else { return }
+        let index: Int
         if pool.count < maxPool {
             guard poolBytes + bytes.count <= Self.maxPoolBytes else { return }
+            index = pool.count
             pool.append(input)
             poolLengths.append(bytes.count)
             poolStructured.append(structured?.mutator.canMutate(bytes) ?? false)
         } else {
-            let index = seeds.count + rng.below(maxPool - seeds.count)
+            index = seeds.count + rng.below(maxPool - seeds.count)
             let replaced = pool[index].bytes?.count ?? 0
             guard poolBytes - replaced + bytes.count <= Self.maxPoolBytes else { return }
             poolBytes -= replaced
@@ -248,6 +262,24 @@ public struct InputSchedule: Sendable {
             poolStructured[index] = structured?.mutator.canMutate(bytes) ?? false
         }
         poolBytes += bytes.count
+        if reachedNewCode {
+            recentNewCode.append(index)
+            if recentNewCode.count > 16 { recentNewCode.removeFirst() }
+        }
+    }
+
+    /// Remembers comparisons an instrumented target made that did not hold, for havoc to write
+    /// their wanted values where the input has the observed ones.
+    public mutating func noteComparisons(_ new: [Comparison]) {
+        for comparison in new where comparisonsSeen.insert(comparison).inserted {
+            if comparisons.count < Self.maxComparisons {
+                comparisons.append(comparison)
+            } else {
+                comparisons[comparisonCursor] = comparison
+                comparisonCursor = (comparisonCursor + 1) % Self.maxComparisons
+            }
+        }
+        if comparisonsSeen.count > 16 * Self.maxComparisons { comparisonsSeen = Set(comparisons) }
     }
 
     /// The inputs added to the pool because they showed new behaviour (the seeds left out):
@@ -280,6 +312,10 @@ public struct InputSchedule: Sendable {
     /// 1/n³ rather than 1/n), and mutations still make large inputs from small ones. (Of two,
     /// the full check of the habit loader spent 13% more instructions per input.)
     private mutating func drawParent() -> Int {
+        if !recentNewCode.isEmpty, rng.oneIn(2) {
+            let count = recentNewCode.count
+            return recentNewCode[count - 1 - min(rng.below(count), rng.below(count))]
+        }
         let first = rng.below(pool.count), second = rng.below(pool.count), third = rng.below(pool.count)
         let one = poolLengths[second] < poolLengths[first] ? second : first
         return poolLengths[third] < poolLengths[one] ? third : one
@@ -321,6 +357,12 @@ public struct InputSchedule: Sendable {
             // byte mutations.
             let context = MutationContext(partner: seeds[rng.below(seeds.count)].bytes, maxLength: maxLength)
             for _ in 0..<stack {
+                if !comparisons.isEmpty, rng.oneIn(4) {
+                    let comparison = comparisons[rng.below(comparisons.count)]
+                    Self.append(Self.apply(comparison, to: &bytes, maxLength: maxLength, using: &rng), to: &steps)
+                    applied = true
+                    continue
+                }
                 guard !mutators.isEmpty else { break }
                 let mutator = rng.below(mutators.count)
                 if let step = mutators[mutator].apply(&bytes, using: &rng, context: context) {
@@ -336,6 +378,35 @@ public struct InputSchedule: Sendable {
         // Nothing applied (e.g. only empty seeds): grow from nothing.
         let byte = UInt8(truncatingIfNeeded: rng.next())
         return TestInput(bytes: [byte], mutations: ["random-byte"], seedName: seeds[0].name)
+    }
+
+    /// Writes the comparison's wanted value where the input holds its observed value (little- or
+    /// big-endian, one of the places at random), or, when it holds it nowhere, at a random
+    /// offset: input-to-state, as AFL++'s RedQueen and libFuzzer's comparison tables do.
+    static func apply(_ comparison: Comparison, to bytes: inout [UInt8], maxLength: Int, using rng: inout FuzzRNG) -> MutationStep {
+        let width = Int(comparison.size)
+        func pattern(_ value: UInt64, bigEndian: Bool) -> [UInt8] {
+            (0..<width).map { i in UInt8(truncatingIfNeeded: value >> (8 * UInt64(bigEndian ? width - 1 - i : i))) }
+        }
+        var places: [(at: Int, bigEndian: Bool)] = []
+        if bytes.count >= width {
+            let start = rng.below(bytes.count - width + 1)
+            for bigEndian in [false, true] {
+                let observed = pattern(comparison.observed, bigEndian: bigEndian)
+                var offset = start
+                for _ in 0...(bytes.count - width) where places.count < 32 {
+                    if bytes[offset] == observed[0], bytes[offset..<(offset + width)].elementsEqual(observed) { places.append((offset, bigEndian)) }
+                    offset = offset == bytes.count - width ? 0 : offset + 1
+                }
+            }
+        }
+        let place = places.isEmpty ? (at: rng.below(max(1, bytes.count - width + 1)), bigEndian: rng.oneIn(2)) : places[rng.below(places.count)]
+        let wanted = pattern(comparison.wanted, bigEndian: place.bigEndian)
+        if place.at + width > bytes.count {
+            bytes += [UInt8](repeating: 0, count: min(place.at + width, maxLength) - bytes.count)
+        }
+        for i in 0..<width where place.at + i < bytes.count { bytes[place.at + i] = wanted[i] }
+        return .comparison(width: width, bigEndian: place.bigEndian, at: place.at)
     }
 
     /// Takes back an input that has run, so that its buffers make the next input's (as

@@ -35,7 +35,10 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     private let missingPaths: [String]
     private let argvs: [[UnsafeMutablePointer<CChar>?]]
     private let missingArgvs: [[UnsafeMutablePointer<CChar>?]]
-    private let envp: [UnsafeMutablePointer<CChar>?]
+    /// The environment of each slot's runs (each names its slot's coverage segment).
+    private let envps: [[UnsafeMutablePointer<CChar>?]]
+    /// The slots' coverage maps, when the campaign reads coverage.
+    private let coverage: CoverageSlots?
     /// The RLIMIT_AS of each run: the memory limit, or none for a sanitized executable (whose
     /// sanitizer gets the limit instead, ``SanitizedExecutable``).
     private let addressSpaceLimit: Int64
@@ -49,9 +52,11 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     ///   - slots: How many runs may go on at once (one per worker thread).
     ///   - fileExtension: The input files' extension, for loaders that look at it.
     ///   - environment: Extra environment variables for the target.
+    ///   - coverage: Whether each run's edge coverage is read (from a target built with AFL++'s
+    ///     `afl-clang-fast` or linking `corrupt_fuzz_coverage.c`), into ``Execution/coverage``.
     public init(
         command: TargetCommand, limits: Limits = .init(), slots: Int = 1, fileExtension: String = "",
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], coverage: Bool = false
     ) throws(CorruptFuzzError) {
         self.command = command
         self.limits = limits
@@ -64,16 +69,19 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         argvs = inputPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
         missingArgvs = missingPaths.map { Self.cStrings(command.arguments(forInputAt: $0)) }
         addressSpaceLimit = SanitizedExecutable.addressSpaceLimit(forExecutableAt: command.executablePath, limit: limits.memoryLimit)
-        envp = Self.cStrings(
-            Self.targetEnvironment(adding: environment, executable: command.executablePath, limit: limits.memoryLimit).map { "\($0.key)=\($0.value)" }
-                .sorted())
+        let coverage = coverage ? try CoverageSlots(slots: self.slots) : nil
+        self.coverage = coverage
+        let base = Self.targetEnvironment(adding: environment, executable: command.executablePath, limit: limits.memoryLimit)
+        envps = (0..<self.slots).map { slot in
+            Self.cStrings(base.merging(coverage?.environment(slot: slot) ?? [:]) { $1 }.map { "\($0.key)=\($0.value)" }.sorted())
+        }
         outBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
         errBuffers = (0..<self.slots).map { _ in .allocate(capacity: max(1, limits.outputCap)) }
     }
 
     deinit {
         for argv in argvs + missingArgvs { argv.forEach { free($0) } }
-        envp.forEach { free($0) }
+        envps.joined().forEach { free($0) }
         outBuffers.forEach { $0.deallocate() }
         errBuffers.forEach { $0.deallocate() }
         try? FileManager.default.removeItem(at: workDirectory)
@@ -204,9 +212,12 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         defer { if stdinFD >= 0 { close(stdinFD) } }
 
         let argv = input.bytes == nil ? missingArgvs[slot] : argvs[slot]
-        return try Self.spawn(
-            command.executablePath, argv: argv, envp: envp, stdin: stdinFD, limits: limits, cpuTimeoutMilliseconds: cpuTimeoutMilliseconds,
+        coverage?.beforeRun(slot: slot)
+        var execution = try Self.spawn(
+            command.executablePath, argv: argv, envp: envps[slot], stdin: stdinFD, limits: limits, cpuTimeoutMilliseconds: cpuTimeoutMilliseconds,
             addressSpace: limits.memoryLimit == 0 ? 0 : addressSpaceLimit, out: outBuffers[slot], err: errBuffers[slot])
+        execution.coverage = coverage?.afterRun(slot: slot)
+        return execution
     }
 
     // MARK: - Classification

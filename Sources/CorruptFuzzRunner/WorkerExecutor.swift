@@ -39,6 +39,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private let path: String
     private let arguments: [String]
     private let environment: [String: String]
+    /// The slots' coverage maps, when the campaign reads coverage.
+    private let coverage: CoverageSlots?
     private let limits: ProcessExecutor.Limits
     private let workDirectory: URL
     /// Per slot: where its inputs are written, and the line that names that file to the worker.
@@ -69,9 +71,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     /// Creates an executor whose workers run `path` with `arguments` and `environment` added.
+    /// - Parameter coverage: Whether each input's edge coverage is read (``ProcessExecutor``'s).
     public init(
         path: String, arguments: [String], environment: [String: String], limits: ProcessExecutor.Limits, slots: Int,
-        inputsPerWorker: Int = 100_000
+        inputsPerWorker: Int = 100_000, coverage: Bool = false
     ) throws(CorruptFuzzError) {
         self.inputsPerWorker = max(1, inputsPerWorker)
         self.path = path
@@ -80,6 +83,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         self.limits = limits
         self.slots = max(1, slots)
         states = (0..<self.slots).map { _ in SlotState() }
+        self.coverage = coverage ? try CoverageSlots(slots: self.slots) : nil
         signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
         let directory = try ScratchFolder.make(prefix: "corrupt-fuzz-worker")
         workDirectory = directory
@@ -93,7 +97,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        coverage?.beforeRun(slot: slot)
         var execution = try run(input, slot: slot)
+        execution.coverage = coverage?.afterRun(slot: slot)
         states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered.
@@ -274,6 +280,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         let log = open(logPath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
         var env = ProcessExecutor.targetEnvironment(adding: environment, executable: path, limit: limits.memoryLimit)
         env[Self.protocolVariable.name] = Self.protocolVariable.value
+        if let coverage { env.merge(coverage.environment(slot: slot)) { $1 } }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }

@@ -1,3 +1,4 @@
+import CCorruptFuzzWorker
 import CorruptFuzzCore
 import CorruptFuzzRunner
 import CorruptFuzzWorker
@@ -31,11 +32,17 @@ public struct CorruptFuzzOptions: Sendable {
     public var regressions: URL?
     /// Parallel workers (process isolation).
     public var jobs: Int
+    /// Whether the loader's edge coverage guides the check, when its code is instrumented
+    /// (`swiftSettings: [.unsafeFlags(["-sanitize=fuzzer"])]` on the loader's target; the
+    /// README's "Coverage guidance"): inputs that reach new code are kept, and comparisons that
+    /// did not hold become mutations. An uninstrumented loader runs as without it.
+    public var coverage: Bool
 
     public init(
         runs: Int = 500, seed: UInt64? = nil, isolation: Isolation = .process, timeout: Duration = .seconds(1),
-        memoryLimit: Int64 = 1 << 30, regressions: URL? = nil, jobs: Int = 1, duration: Duration? = nil
+        memoryLimit: Int64 = 1 << 30, regressions: URL? = nil, jobs: Int = 1, duration: Duration? = nil, coverage: Bool = true
     ) {
+        self.coverage = coverage
         self.runs = runs
         self.duration = duration
         self.seed = seed
@@ -77,6 +84,9 @@ public struct CorruptFuzzReport: Sendable {
     public var seed: UInt64
     /// A hash of every input run, in order: equal for equal seeds.
     public var inputSequenceHash: UInt64
+    /// Edges of the loader's instrumented code the inputs reached (nil: it is not instrumented,
+    /// or ``CorruptFuzzOptions/coverage`` was off).
+    public var edges: Int? = nil
 
     public var executionsPerSecond: Double { seconds > 0 ? Double(executions) / seconds : 0 }
     /// The kinds of the findings.
@@ -242,6 +252,13 @@ struct InProcessExecutor: Executor {
     let slots = 1
     let batchSize = 64
     let body: @Sendable ([UInt8]) -> Outcome
+    /// Reads this process's edge map around each call, when code in it is instrumented.
+    let coverage: InProcessCoverage?
+
+    init(coverage: Bool = false, body: @escaping @Sendable ([UInt8]) -> Outcome) {
+        self.body = body
+        self.coverage = coverage && cf_coverage_edges() > 0 ? InProcessCoverage() : nil
+    }
 
     /// Runs the loader. The call is not timed: reading the clock twice would cost more than
     /// many loaders take, and no finding of an in-process call depends on its duration.
@@ -249,9 +266,26 @@ struct InProcessExecutor: Executor {
         guard let bytes = input.bytes else {
             return Execution(outcome: .rejected(reason: .notFound, exitCode: 1, message: nil))
         }
+        coverage?.beforeRun()
         let outcome = body(bytes)
         // The digest is read through a property rather than matched here: binding it copied
         // the whole outcome for every input.
-        return Execution(outcome: outcome, stdout: outcome.acceptedDigest.map { Array($0.utf8) } ?? [])
+        return Execution(outcome: outcome, stdout: outcome.acceptedDigest.map { Array($0.utf8) } ?? [], coverage: coverage?.afterRun())
+    }
+}
+
+/// The edge map and comparison log of this process (`corrupt_fuzz_coverage.h`), read around
+/// each in-process call (one slot: never from two threads at once).
+final class InProcessCoverage: @unchecked Sendable {
+    private var reader = CoverageReader()
+
+    func beforeRun() {
+        if reader.isActive { cf_coverage_reset() }
+    }
+
+    func afterRun() -> CoverageSample? {
+        guard reader.isActive else { return nil }
+        cf_coverage_collect()
+        return reader.sample(map: cf_coverage_map(), log: cf_coverage_comparisons())
     }
 }

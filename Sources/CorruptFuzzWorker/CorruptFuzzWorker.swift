@@ -3,6 +3,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import CCorruptFuzzWorker
 import Foundation
 
 /// Makes a loader executable a persistent worker for `corrupt-fuzz run --worker`: the process
@@ -227,7 +228,10 @@ public enum CorruptFuzzWorker {
         }
         send(WorkerProtocol.hello)
         while let path = readLine(strippingNewline: true) {
-            send(run(path).line)
+            let reply = run(path)
+            // An instrumented loader's 8-bit counters into corrupt-fuzz's edge map.
+            cf_coverage_collect()
+            send(reply.line)
         }
         exit(0)
     }

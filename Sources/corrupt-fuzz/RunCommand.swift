@@ -69,6 +69,13 @@ struct RunCommand: ParsableCommand {
         ))
     var worker = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Ignore the target's edge coverage. By default a target built with coverage instrumentation (afl-clang-fast, or SanitizerCoverage with corrupt_fuzz_coverage.c: swiftc -sanitize=fuzzer) guides the campaign: inputs that reach new code are kept, and comparisons that did not hold become mutations."
+        ))
+    var noCoverage = false
+
     func validate() throws {
         if let runs, runs <= 0 { throw ValidationError("--runs must be positive") }
         if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
@@ -94,6 +101,7 @@ struct RunCommand: ParsableCommand {
         configuration.limits = targetOptions.limits
         configuration.minimize = !noMinimize
         configuration.shard = shard
+        configuration.coverage = !noCoverage
         let findings: Int
         do throws(CorruptFuzzError) {
             var checks: [Session.Check]

@@ -25,7 +25,8 @@
 // CORRUPT_FUZZ_WORKER_FD, cf_worker_main loads argv[1] (or standard input) once, prints the
 // digest and returns 0, or prints `reason: WORD` and the message on stderr and returns 1.
 //
-// Copy this header and corrupt_fuzz_worker.c into a project that does not build with SwiftPM.
+// Copy this header and corrupt_fuzz_worker.c into a project that does not build with SwiftPM
+// (and corrupt_fuzz_coverage.[ch] for coverage guidance, corrupt_fuzz_coverage.h says how).
 #ifndef CORRUPT_FUZZ_WORKER_H
 #define CORRUPT_FUZZ_WORKER_H
 

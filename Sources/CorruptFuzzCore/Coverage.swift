@@ -1,0 +1,203 @@
+import CCorruptFuzzSpawn
+import CCorruptFuzzWorker
+import Foundation
+
+/// A comparison the loader made that did not hold, logged by SanitizerCoverage's comparison
+/// callbacks (`corrupt_fuzz_coverage.h`): the value it read and the value it wanted. A mutation
+/// that writes `wanted` where `observed` is in the input gets past a magic number, a version
+/// check or a record type in one step, where random bytes need billions (input-to-state, as
+/// libFuzzer's and AFL++'s comparison logs do).
+public struct Comparison: Sendable, Hashable, Codable {
+    public var observed: UInt64
+    public var wanted: UInt64
+    /// 2, 4 or 8 bytes.
+    public var size: UInt8
+
+    public init(observed: UInt64, wanted: UInt64, size: UInt8) {
+        self.observed = observed
+        self.wanted = wanted
+        self.size = size
+    }
+}
+
+/// What one run showed of an instrumented loader's code: the edges (with AFL's hit-count
+/// buckets) its slot had not seen before, and the comparisons that did not hold.
+public struct CoverageSample: Sendable, Hashable, Codable {
+    /// `index << 8 | buckets` for each map position with a bucket new to the slot.
+    public var newBits: [UInt32] = []
+    public var comparisons: [Comparison] = []
+
+    public init(newBits: [UInt32] = [], comparisons: [Comparison] = []) {
+        self.newBits = newBits
+        self.comparisons = comparisons
+    }
+}
+
+/// The layout corrupt-fuzz and the targets' coverage runtime share.
+public enum CoverageLayout {
+    /// Bytes of the edge map (AFL's `MAP_SIZE`).
+    public static let mapSize = Int(CF_COVERAGE_MAP_SIZE)
+    /// Bytes of the segment: the map, then the comparison log.
+    public static let segmentSize = mapSize + MemoryLayout<cf_comparison_log>.size
+    /// How many comparisons the log of one run holds.
+    public static let comparisonCapacity = Int(CF_COVERAGE_COMPARISONS)
+    /// The segment's id for corrupt-fuzz's runtime, and for AFL++'s.
+    public static let variable = CF_COVERAGE_VARIABLE
+    public static let aflVariable = CF_COVERAGE_AFL_VARIABLE
+
+    /// AFL's hit-count buckets: 1, 2, 3, 4–7, 8–15, 16–31, 32–127, 128+, one bit each.
+    static let buckets: [UInt8] = (0..<256).map { count in
+        switch count {
+        case 0: 0
+        case 1: 1
+        case 2: 2
+        case 3: 4
+        case 4...7: 8
+        case 8...15: 16
+        case 16...31: 32
+        case 32...127: 64
+        default: 128
+        }
+    }
+}
+
+/// One slot's shared segment: the edge map and comparison log a target it starts writes.
+public final class CoverageSegment: @unchecked Sendable {
+    public let id: Int32
+    private let base: UnsafeMutableRawPointer
+    public var map: UnsafeMutablePointer<UInt8> { base.assumingMemoryBound(to: UInt8.self) }
+    public var log: UnsafeMutablePointer<cf_comparison_log> {
+        (base + CoverageLayout.mapSize).assumingMemoryBound(to: cf_comparison_log.self)
+    }
+
+    public init() throws(CorruptFuzzError) {
+        var id: Int32 = 0
+        guard let base = cf_shm_create(CoverageLayout.segmentSize, &id) else {
+            throw CorruptFuzzError(.system, "cannot make a shared-memory segment for coverage: \(String(cString: strerror(errno)))")
+        }
+        self.base = base
+        self.id = id
+    }
+
+    deinit { cf_shm_release(base, id) }
+
+    /// What a target's environment says so that it writes here.
+    public var environment: [String: String] {
+        [CoverageLayout.variable: String(id), CoverageLayout.aflVariable: String(id)]
+    }
+
+    /// Clears the map and the log, before a run.
+    public func reset() {
+        map.update(repeating: 0, count: CoverageLayout.mapSize)
+        log.pointee.count = 0
+    }
+}
+
+/// Reads one slot's map after each run: the buckets new to the slot, and the comparisons.
+///
+/// Until a target has shown an edge, a reader looks at its first 64 runs only: an uninstrumented
+/// target then costs nothing more.
+public struct CoverageReader: Sendable {
+    private var seen = [UInt8](repeating: 0, count: CoverageLayout.mapSize)
+    /// Whether any run has written the map.
+    public private(set) var sawCoverage = false
+    private var runs = 0
+
+    public init() {}
+
+    /// Whether the next run's map should be cleared and read.
+    public var isActive: Bool { sawCoverage || runs < 64 }
+
+    /// The run's sample, or nil when it wrote nothing.
+    public mutating func sample(map: UnsafePointer<UInt8>, log: UnsafePointer<cf_comparison_log>?) -> CoverageSample? {
+        runs += 1
+        var sample = CoverageSample()
+        var any = false
+        CoverageLayout.buckets.withUnsafeBufferPointer { buckets in
+            seen.withUnsafeMutableBufferPointer { seen in
+                let words = UnsafeRawPointer(map).assumingMemoryBound(to: UInt64.self)
+                for word in 0..<(CoverageLayout.mapSize / 8) where words[word] != 0 {
+                    any = true
+                    for index in (word * 8)..<(word * 8 + 8) {
+                        let bucket = buckets[Int(map[index])]
+                        if bucket & ~seen[index] != 0 {
+                            seen[index] |= bucket
+                            sample.newBits.append(UInt32(index) << 8 | UInt32(bucket))
+                        }
+                    }
+                }
+            }
+        }
+        if let log {
+            let count = min(Int(log.pointee.count), CoverageLayout.comparisonCapacity)
+            if count > 0 {
+                withUnsafePointer(to: log.pointee.entries) { tuple in
+                    tuple.withMemoryRebound(to: cf_comparison.self, capacity: count) { entries in
+                        // A loop compares the same value with many others: a few of each run.
+                        var kept = Set<Comparison>()
+                        for i in 0..<count where kept.count < 32 {
+                            let entry = entries[i]
+                            guard [2, 4, 8].contains(entry.size) else { continue }
+                            kept.insert(Comparison(observed: entry.observed, wanted: entry.wanted, size: UInt8(entry.size)))
+                        }
+                        sample.comparisons = Array(kept)
+                    }
+                }
+            }
+        }
+        guard any else { return nil }
+        sawCoverage = true
+        return sample
+    }
+}
+
+/// Every edge and bucket a campaign has seen: decides which inputs reached new code.
+public struct CoverageTable: Sendable {
+    private var seen = [UInt8](repeating: 0, count: CoverageLayout.mapSize)
+    /// Map positions hit at least once.
+    public private(set) var edges = 0
+
+    public init() {}
+
+    /// Records the sample's buckets; true when one was new to the campaign.
+    public mutating func add(_ sample: CoverageSample) -> Bool {
+        var new = false
+        for bits in sample.newBits {
+            let index = Int(bits >> 8), bucket = UInt8(truncatingIfNeeded: bits)
+            if bucket & ~seen[index] != 0 {
+                if seen[index] == 0 { edges += 1 }
+                seen[index] |= bucket
+                new = true
+            }
+        }
+        return new
+    }
+}
+
+/// The coverage of an executor's slots: a segment and a reader per slot, each used only by its
+/// slot's thread.
+public final class CoverageSlots: @unchecked Sendable {
+    private let segments: [CoverageSegment]
+    private var readers: [CoverageReader]
+
+    public init(slots: Int) throws(CorruptFuzzError) {
+        var segments: [CoverageSegment] = []
+        for _ in 0..<max(1, slots) { segments.append(try CoverageSegment()) }
+        self.segments = segments
+        readers = Array(repeating: CoverageReader(), count: segments.count)
+    }
+
+    /// The environment of the slot's targets.
+    public func environment(slot: Int) -> [String: String] { segments[slot].environment }
+
+    /// Clears the slot's map before a run.
+    public func beforeRun(slot: Int) {
+        if readers[slot].isActive { segments[slot].reset() }
+    }
+
+    /// Reads the slot's map after a run.
+    public func afterRun(slot: Int) -> CoverageSample? {
+        guard readers[slot].isActive else { return nil }
+        return readers[slot].sample(map: segments[slot].map, log: segments[slot].log)
+    }
+}
