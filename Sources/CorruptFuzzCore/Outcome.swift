@@ -76,7 +76,12 @@ public struct Execution: Sendable, Hashable, Codable {
     /// looked at: `/…/input-0 (locked)`.
     public var held: [String]?
     /// What the run showed of an instrumented loader's code (nil: not instrumented, or not read).
+    /// Not part of a report (``CodingKeys``).
     public var coverage: CoverageSample?
+
+    private enum CodingKeys: String, CodingKey {
+        case outcome, stdout, stderr, microseconds, held
+    }
 
     public init(
         outcome: Outcome, stdout: [UInt8] = [], stderr: [UInt8] = [], microseconds: Int64 = 0, held: [String]? = nil,

@@ -510,13 +510,13 @@ public final class Campaign: @unchecked Sendable {
                         result.coverage?.edges = coverage.edges
                         result.coverage?.inputsKept += 1
                     }
-                    if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons) }
+                    if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons, of: input) }
                 }
                 let behaviour = Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)
                 if behaviours.insert(behaviour).inserted || newCode {
                     // Bounded: a loader whose messages quote the data would grow it forever.
                     if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
-                    schedule.addToPool(input, reachedNewCode: newCode)
+                    schedule.addToPool(input, reachedNewCode: newCode, comparisons: outcome.execution.coverage?.comparisons ?? [])
                 }
             }
         }

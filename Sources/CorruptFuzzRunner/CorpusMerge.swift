@@ -79,15 +79,19 @@ extension CorpusMerge {
         public var findings: Int
         /// Distinct behaviours seen, each kept by one file.
         public var behaviours: Int
+        /// Edges of an instrumented target the files reach, every one reached by the kept files
+        /// (nil: the target showed no coverage, or the replay did not read it).
+        public var edges: Int?
     }
 
-    /// Corpus folders into the smallest set of files that keeps every distinct behaviour of the
-    /// target (AFL++'s `afl-cmin`, with the campaign's behaviour key in place of edges: the
-    /// outcome, the reason and exit code, and the loader's and the validator's messages with
-    /// their numbers as `#`): every distinct file is run once through `replay`'s executor and
-    /// judge, smallest first, and a file is kept when its behaviour is new. Files that are
-    /// findings are left out. So a corpus merged night after night stops growing once nothing
-    /// new is found.
+    /// Corpus folders into a small set of files that keeps every edge (with AFL's hit-count
+    /// buckets) of an instrumented target and every distinct behaviour (the campaign's behaviour
+    /// key: the outcome, the reason and exit code, and the loader's and the validator's messages
+    /// with their numbers as `#`), as AFL++'s `afl-cmin` and libFuzzer's `-merge=1` keep edges:
+    /// every distinct file is run once through `replay`'s executor (with coverage, when it reads
+    /// it) and judge, smallest first, and a file is kept when it reaches an edge, a hit count or a
+    /// behaviour no smaller file did. Files that are findings are left out. So a corpus merged
+    /// night after night stops growing once nothing new is found.
     /// - Throws: ``CorruptFuzzError`` when a folder cannot be read, `output` holds files
     ///   already (it would mix with the minimized set), or the target cannot be run.
     public static func minimize(_ folders: [String], into output: String, replay: Replay) throws(CorruptFuzzError) -> Minimized {
@@ -110,6 +114,8 @@ extension CorpusMerge {
         let order = files.indices.sorted { (files[$0].size, $0) < (files[$1].size, $1) }
         var behaviours: Set<Int> = []
         var normalized = NormalizedMessages()
+        var coverage = CoverageTable()
+        var sawCoverage = false
         var chosen: [Int] = []
         var findings = 0
         for index in order {
@@ -118,7 +124,13 @@ extension CorpusMerge {
                 findings += 1
                 continue
             }
-            if behaviours.insert(Campaign.behaviour(of: judgement.execution.outcome, verdict: judgement.verdict, normalized: &normalized)).inserted {
+            var newCode = false
+            if let sample = judgement.execution.coverage {
+                sawCoverage = true
+                newCode = coverage.add(sample)
+            }
+            let behaviour = Campaign.behaviour(of: judgement.execution.outcome, verdict: judgement.verdict, normalized: &normalized)
+            if behaviours.insert(behaviour).inserted || newCode {
                 chosen.append(index)
             }
         }
@@ -132,6 +144,8 @@ extension CorpusMerge {
         } catch {
             throw CorruptFuzzError(.invalidArgument, "cannot write into \(output): \(error.localizedDescription)")
         }
-        return Minimized(kept: chosen.count, inputs: files.count, duplicates: duplicates, findings: findings, behaviours: behaviours.count)
+        return Minimized(
+            kept: chosen.count, inputs: files.count, duplicates: duplicates, findings: findings, behaviours: behaviours.count,
+            edges: sawCoverage ? coverage.edges : nil)
     }
 }

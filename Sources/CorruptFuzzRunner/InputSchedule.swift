@@ -37,10 +37,12 @@ public struct InputSchedule: Sendable {
     /// Pool positions of the inputs that reached new code last (newest last, at most 16): drawn
     /// as parents half of the time, the newest most, as AFL++ favours fresh finds.
     private var recentNewCode: [Int] = []
-    /// Comparisons that did not hold in recent runs (``noteComparisons(_:)``), at most
-    /// ``maxComparisons``, the oldest replaced first.
+    /// Per pool input, the comparisons that did not hold when it ran (an instrumented target's):
+    /// their observed values are in that input, so havoc writes the wanted ones in their place.
+    private var poolComparisons: [[Comparison]]
+    /// Wanted values of recent comparisons of any input, for parents without their own:
+    /// written at random places, as a dictionary (at most ``maxComparisons``).
     private var comparisons: [Comparison] = []
-    private var comparisonsSeen: Set<Comparison> = []
     private var comparisonCursor = 0
     static let maxComparisons = 256
     /// Buffers of the last input run, for the next (``recycle(_:)``).
@@ -88,6 +90,7 @@ public struct InputSchedule: Sendable {
         pool = seeds.map { TestInput(bytes: $0.bytes, seedName: $0.name) }
         poolLengths = seeds.map(\.bytes.count)
         poolStructured = seeds.map { mutator?.canMutate($0.bytes) ?? false }
+        poolComparisons = Array(repeating: [], count: seeds.count)
         var front: [TestInput] = regressions
         if includeMissingFile {
             front.append(TestInput(bytes: nil, mutations: ["missing-file"], seedName: "(none)", expectation: .notFound))
@@ -243,7 +246,8 @@ public struct InputSchedule: Sendable {
     ///
     /// - Parameter reachedNewCode: Whether it reached edges (or hit counts) of an instrumented
     ///   target that no input had: it is then drawn as a parent more often while it is recent.
-    public mutating func addToPool(_ input: TestInput, reachedNewCode: Bool = false) {
+    /// - Parameter comparisons: The comparisons that did not hold when it ran.
+    public mutating func addToPool(_ input: TestInput, reachedNewCode: Bool = false, comparisons: [Comparison] = []) {
         guard let bytes = input.bytes, bytes.count <= min(configuration.maxInputLength, Self.maxParentLength) else { return }
         let index: Int
         if pool.count < maxPool {
@@ -252,6 +256,7 @@ public struct InputSchedule: Sendable {
             pool.append(input)
             poolLengths.append(bytes.count)
             poolStructured.append(structured?.mutator.canMutate(bytes) ?? false)
+            poolComparisons.append(comparisons)
         } else {
             index = seeds.count + rng.below(maxPool - seeds.count)
             let replaced = pool[index].bytes?.count ?? 0
@@ -260,6 +265,7 @@ public struct InputSchedule: Sendable {
             pool[index] = input
             poolLengths[index] = bytes.count
             poolStructured[index] = structured?.mutator.canMutate(bytes) ?? false
+            poolComparisons[index] = comparisons
         }
         poolBytes += bytes.count
         if reachedNewCode {
@@ -268,10 +274,13 @@ public struct InputSchedule: Sendable {
         }
     }
 
-    /// Remembers comparisons an instrumented target made that did not hold, for havoc to write
-    /// their wanted values where the input has the observed ones.
-    public mutating func noteComparisons(_ new: [Comparison]) {
-        for comparison in new where comparisonsSeen.insert(comparison).inserted {
+    /// Remembers the comparisons an instrumented target made that did not hold on `input`: a
+    /// seed's stay with it in the pool; every input's wanted values join the dictionary.
+    public mutating func noteComparisons(_ new: [Comparison], of input: TestInput) {
+        if input.steps.isEmpty, let index = seeds.firstIndex(where: { $0.name == input.seedName && $0.bytes == input.bytes }) {
+            poolComparisons[index] = new
+        }
+        for comparison in new.prefix(4) {
             if comparisons.count < Self.maxComparisons {
                 comparisons.append(comparison)
             } else {
@@ -279,7 +288,6 @@ public struct InputSchedule: Sendable {
                 comparisonCursor = (comparisonCursor + 1) % Self.maxComparisons
             }
         }
-        if comparisonsSeen.count > 16 * Self.maxComparisons { comparisonsSeen = Set(comparisons) }
     }
 
     /// The inputs added to the pool because they showed new behaviour (the seeds left out):
@@ -357,8 +365,10 @@ public struct InputSchedule: Sendable {
             // byte mutations.
             let context = MutationContext(partner: seeds[rng.below(seeds.count)].bytes, maxLength: maxLength)
             for _ in 0..<stack {
-                if !comparisons.isEmpty, rng.oneIn(4) {
-                    let comparison = comparisons[rng.below(comparisons.count)]
+                // The parent's own comparisons first (input-to-state), else the dictionary's.
+                let own = poolComparisons[parent]
+                if !own.isEmpty || !comparisons.isEmpty, rng.oneIn(own.isEmpty ? 8 : 3) {
+                    let comparison = own.isEmpty ? comparisons[rng.below(comparisons.count)] : own[rng.below(own.count)]
                     Self.append(Self.apply(comparison, to: &bytes, maxLength: maxLength, using: &rng), to: &steps)
                     applied = true
                     continue

@@ -18,11 +18,14 @@ public struct Replay: Sendable {
     /// A replay of `files` against `target`, labelled as a campaign labels: the app's validator
     /// when given, else the format's. The judge sets outside traps when the format's catalogue
     /// uses them or a file names the traps of the run that saved it.
+    /// - Parameter coverage: Whether each run reads the target's edge coverage (a corpus
+    ///   minimization keeps files by it).
     public init(
-        target: TargetCommand, format: (any FuzzFormat)?, validator: TargetCommand?, limits: ProcessExecutor.Limits, files: [String]
+        target: TargetCommand, format: (any FuzzFormat)?, validator: TargetCommand?, limits: ProcessExecutor.Limits, files: [String],
+        coverage: Bool = false
     ) throws(CorruptFuzzError) {
         let fileExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 } ?? (files.first.map { ($0 as NSString).pathExtension } ?? "")
-        executor = try CampaignSpec.Target.command(target).executor(limits: limits, slots: 1, fileExtension: fileExtension)
+        executor = try CampaignSpec.Target.command(target).executor(limits: limits, slots: 1, fileExtension: fileExtension, coverage: coverage)
         let appValidator: (any Validator)? = try validator.map { command throws(CorruptFuzzError) in
             try ExternalValidator(command: command, limits: limits, slots: 1, fileExtension: fileExtension)
         }

@@ -66,11 +66,12 @@ struct MergeCommand: ParsableCommand {
                 let replay = try Replay(
                     target: command, format: try targetOptions.resolvedFormat()?.format,
                     validator: try targetOptions.validator.map { command throws(CorruptFuzzError) in try TargetCommand(command) }, limits: targetOptions.limits,
-                    files: files)
+                    files: files, coverage: true)
                 return try CorpusMerge.minimize(folders, into: corpusOutput, replay: replay)
             }
+            let edges = minimized.edges.map { " and \($0) edges" } ?? ""
             print(
-                "\(corpusOutput): \(minimized.kept) files keep the \(minimized.behaviours) behaviours of \(minimized.inputs) distinct files"
+                "\(corpusOutput): \(minimized.kept) files keep the \(minimized.behaviours) behaviours\(edges) of \(minimized.inputs) distinct files"
                     + " (\(minimized.duplicates) duplicates and \(minimized.findings) findings left out)")
             return
         }
