@@ -134,26 +134,24 @@ CF_NO_COVERAGE void cf_coverage_reset(void) {
     attach();
     for (size_t r = 0; r < region_count; r++) memset(regions[r].start, 0, (size_t)(regions[r].stop - regions[r].start));
     memset(area, 0, CF_COVERAGE_MAP_SIZE);
-    if (comparison_log) comparison_log->count = 0;
+    if (comparison_log) {
+        comparison_log->count = 0;
+        comparison_log->epoch++;
+    }
 }
 
 // MARK: - Comparisons
 
-/// Logs a comparison that did not hold. The log fills in order; when full, an entry is replaced
-/// by one from the same call site, so the comparisons made last are not all lost.
+/// Logs a comparison that did not hold in its call site's slot.
 CF_NO_COVERAGE static inline void log_comparison(uint64_t observed, uint64_t wanted, uint32_t size, uintptr_t site) {
     cf_comparison_log *log = comparison_log;
     if (!log || observed == wanted) return;
-    uint32_t index = log->count;
-    if (index < CF_COVERAGE_COMPARISONS) {
-        log->count = index + 1;
-    } else {
-        index = (uint32_t)((site >> 2) * 2654435761u % CF_COVERAGE_COMPARISONS);
-    }
-    cf_comparison *entry = &log->entries[index];
+    log->count++;
+    cf_comparison *entry = &log->entries[(uint32_t)(((uint64_t)site * 0x9E3779B97F4A7C15ull) >> 40) % CF_COVERAGE_COMPARISONS];
     entry->observed = observed;
     entry->wanted = wanted;
     entry->size = size;
+    entry->epoch = log->epoch;
 }
 
 #define CF_SITE ((uintptr_t)__builtin_return_address(0))

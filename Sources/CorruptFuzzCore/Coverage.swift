@@ -86,10 +86,11 @@ public final class CoverageSegment: @unchecked Sendable {
         [CoverageLayout.variable: String(id), CoverageLayout.aflVariable: String(id)]
     }
 
-    /// Clears the map and the log, before a run.
+    /// Clears the map and starts the log's next run, before a run.
     public func reset() {
         map.update(repeating: 0, count: CoverageLayout.mapSize)
         log.pointee.count = 0
+        log.pointee.epoch &+= 1
     }
 }
 
@@ -128,19 +129,17 @@ public struct CoverageReader: Sendable {
                 }
             }
         }
-        if let log {
-            let count = min(Int(log.pointee.count), CoverageLayout.comparisonCapacity)
-            if count > 0 {
-                withUnsafePointer(to: log.pointee.entries) { tuple in
-                    tuple.withMemoryRebound(to: cf_comparison.self, capacity: count) { entries in
-                        // A loop compares the same value with many others: a few of each run.
-                        var kept = Set<Comparison>()
-                        for i in 0..<count where kept.count < 32 {
-                            let entry = entries[i]
-                            guard [2, 4, 8].contains(entry.size) else { continue }
-                            kept.insert(Comparison(observed: entry.observed, wanted: entry.wanted, size: UInt8(entry.size)))
-                        }
-                        sample.comparisons = Array(kept)
+        if let log, log.pointee.count > 0 {
+            let epoch = log.pointee.epoch
+            withUnsafePointer(to: log.pointee.entries) { tuple in
+                tuple.withMemoryRebound(to: cf_comparison.self, capacity: CoverageLayout.comparisonCapacity) { entries in
+                    // In slot order (a Set's order would differ from run to run of corrupt-fuzz,
+                    // and with it the inputs of a seed).
+                    for i in 0..<CoverageLayout.comparisonCapacity where entries[i].epoch == epoch && sample.comparisons.count < 64 {
+                        let entry = entries[i]
+                        guard entry.size == 2 || entry.size == 4 || entry.size == 8 else { continue }
+                        let comparison = Comparison(observed: entry.observed, wanted: entry.wanted, size: UInt8(entry.size))
+                        if !sample.comparisons.contains(comparison) { sample.comparisons.append(comparison) }
                     }
                 }
             }

@@ -31,19 +31,22 @@
 #define CF_COVERAGE_AFL_VARIABLE "__AFL_SHM_ID"
 
 /// One comparison the loader made that did not hold: the value it read (`observed`) and the
-/// value it compared it with (`wanted`), `size` bytes wide (2, 4 or 8).
+/// value it compared it with (`wanted`), `size` bytes wide (2, 4 or 8), in the run `epoch`.
 typedef struct cf_comparison {
     uint64_t observed;
     uint64_t wanted;
     uint32_t size;
-    uint32_t reserved;
+    uint32_t epoch;
 } cf_comparison;
 
-/// The comparison log after the edge map: `count` entries written (at most
-/// CF_COVERAGE_COMPARISONS; later ones replace earlier ones from the same call site).
+/// The comparison log after the edge map: one entry per call site (its address hashed into
+/// CF_COVERAGE_COMPARISONS slots), holding the site's last comparison that did not hold, so a
+/// loop's thousand comparisons take one slot. An entry belongs to the current run when its
+/// `epoch` is the log's (corrupt-fuzz counts the epoch up before each run instead of clearing
+/// the slots); `count` is how many comparisons were logged in the run.
 typedef struct cf_comparison_log {
     uint32_t count;
-    uint32_t reserved;
+    uint32_t epoch;
     cf_comparison entries[CF_COVERAGE_COMPARISONS];
 } cf_comparison_log;
 
