@@ -8,6 +8,13 @@ let swiftSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
 ]
 
+/// `CORRUPT_FUZZ_COVERAGE=1 swift build …` builds the example loaders' code with SanitizerCoverage,
+/// as an app's Package.swift does for coverage guidance (README, Docs/Coverage.md): what
+/// BENCHMARKS.md's coverage cost is measured with. Off by default (only programs that link
+/// corrupt-fuzz's coverage runtime can link instrumented code).
+let loaderSettings: [SwiftSetting] =
+    swiftSettings + (Context.environment["CORRUPT_FUZZ_COVERAGE"] == "1" ? [.unsafeFlags(["-sanitize=fuzzer"])] : [])
+
 /// The demo's programs (Examples/): executable targets with no product, so a package that
 /// depends on corrupt-fuzz never sees them (SwiftPM gives each an executable of the target's
 /// name in this package's own builds).
@@ -161,7 +168,7 @@ let package = Package(
         .target(
             name: "HabitLoaders",
             path: "Examples/HabitLoaders",
-            swiftSettings: swiftSettings
+            swiftSettings: loaderSettings
         ),
         .executableTarget(
             name: "habit-loader-naive",
@@ -193,7 +200,7 @@ let package = Package(
         .target(
             name: "FriendListLoaders",
             path: "Examples/FriendListLoaders",
-            swiftSettings: swiftSettings
+            swiftSettings: loaderSettings
         ),
         .executableTarget(
             name: "friend-list-naive",
@@ -218,7 +225,7 @@ let package = Package(
             dependencies: ["CCorruptFuzzLibXML2"],
             path: "Examples/NotesLoaders",
             resources: [.copy("notes.xsd")],
-            swiftSettings: swiftSettings
+            swiftSettings: loaderSettings
         ),
         .executableTarget(
             name: "notes-loader-naive",

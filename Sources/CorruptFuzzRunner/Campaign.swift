@@ -488,6 +488,15 @@ public final class Campaign: @unchecked Sendable {
                     )
                 }
             }
+            // Every run's coverage counts, a finding's too: a slot reports an edge only the
+            // first time it sees it, so the campaign must not miss that time.
+            var newCode = false
+            if let sample = outcome.execution.coverage {
+                newCode = coverage.add(sample)
+                if result.coverage == nil { result.coverage = CoverageSummary() }
+                result.coverage?.edges = coverage.edges
+                if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons, of: input) }
+            }
             if let finding = outcome.finding {
                 if let index = records[finding.key] {
                     result.findings[index].count(finding, keys: &variantKeys[index])
@@ -502,20 +511,11 @@ public final class Campaign: @unchecked Sendable {
                             finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
                 }
             } else {
-                var newCode = false
-                if let sample = outcome.execution.coverage {
-                    newCode = coverage.add(sample)
-                    if result.coverage == nil { result.coverage = CoverageSummary() }
-                    if newCode {
-                        result.coverage?.edges = coverage.edges
-                        result.coverage?.inputsKept += 1
-                    }
-                    if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons, of: input) }
-                }
                 let behaviour = Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)
                 if behaviours.insert(behaviour).inserted || newCode {
                     // Bounded: a loader whose messages quote the data would grow it forever.
                     if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
+                    if newCode { result.coverage?.inputsKept += 1 }
                     schedule.addToPool(input, reachedNewCode: newCode, comparisons: outcome.execution.coverage?.comparisons ?? [])
                 }
             }
