@@ -28,11 +28,30 @@ status=0
     --known-findings .github/nightly/known-findings.txt --new-findings-file nightly-merged/new-findings.txt || status=$?
 echo "$status" >nightly-merged/status
 xmllint --noout nightly-merged/latest/junit.xml
-while IFS='|' read -r name _ _ _; do
+# The corpus cache: the earlier nights' corpus and the shards' new inputs, minimized through the
+# target (cmin: the smallest file of each edge of an instrumented target and of each behaviour,
+# findings left out), so it stops growing once nothing new is found. Without the target's build
+# (the "Build release (the targets)" step) they are only united.
+bin="$(swift build -c release --show-bin-path 2>/dev/null || true)"
+while IFS='|' read -r name executable format _; do
     grown=()
     for folder in "$shards"/*/corpus/"$name"; do [ -d "$folder" ] && grown+=("$folder"); done
-    [ ${#grown[@]} -gt 0 ] && "$cli" merge --corpus-output "nightly-corpus/$name" "${grown[@]}"
+    [ ${#grown[@]} -gt 0 ] || continue
+    if [ -n "$bin" ] && [ -x "$bin/$executable" ]; then
+        sources=("${grown[@]}")
+        [ -d "nightly-corpus/$name" ] && sources+=("nightly-corpus/$name")
+        rm -rf "nightly-corpus.min/$name"
+        # shellcheck disable=SC2086 # the format options are words
+        if "$cli" merge --corpus-output "nightly-corpus.min/$name" "${sources[@]}" --target "$bin/$executable @@" $format; then
+            rm -rf "nightly-corpus/$name"
+            mv "nightly-corpus.min/$name" "nightly-corpus/$name"
+            continue
+        fi
+        echo "::warning::minimizing the corpus of $name failed: its files are united instead"
+    fi
+    "$cli" merge --corpus-output "nightly-corpus/$name" "${grown[@]}"
 done < <(nightly_targets)
+rm -rf nightly-corpus.min
 if [ "$status" -eq 1 ]; then
     echo "New findings (add these lines to .github/nightly/known-findings.txt to accept them, or fix them):"
     cat nightly-merged/new-findings.txt
