@@ -490,9 +490,9 @@ public final class Campaign: @unchecked Sendable {
             }
             // Every run's coverage counts, a finding's too: a slot reports an edge only the
             // first time it sees it, so the campaign must not miss that time.
-            var newCode = false
+            var novelty = CoverageTable.Novelty.none
             if let sample = outcome.execution.coverage {
-                newCode = coverage.add(sample)
+                novelty = coverage.add(sample)
                 if result.coverage == nil { result.coverage = CoverageSummary() }
                 result.coverage?.edges = coverage.edges
                 if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons, of: input) }
@@ -512,11 +512,13 @@ public final class Campaign: @unchecked Sendable {
                 }
             } else {
                 let behaviour = Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)
-                if behaviours.insert(behaviour).inserted || newCode {
+                if behaviours.insert(behaviour).inserted || novelty != .none {
                     // Bounded: a loader whose messages quote the data would grow it forever.
                     if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
-                    if newCode { result.coverage?.inputsKept += 1 }
-                    schedule.addToPool(input, reachedNewCode: newCode, comparisons: outcome.execution.coverage?.comparisons ?? [])
+                    if novelty != .none { result.coverage?.inputsKept += 1 }
+                    // Only a new edge makes it a favoured parent: another hit count of a loop
+                    // is most often a longer input, slower to run.
+                    schedule.addToPool(input, reachedNewCode: novelty == .edge, comparisons: outcome.execution.coverage?.comparisons ?? [])
                 }
             }
         }

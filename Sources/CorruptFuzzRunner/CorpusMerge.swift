@@ -127,7 +127,7 @@ extension CorpusMerge {
             var newCode = false
             if let sample = judgement.execution.coverage {
                 sawCoverage = true
-                newCode = coverage.add(sample)
+                newCode = coverage.add(sample) != .none
             }
             let behaviour = Campaign.behaviour(of: judgement.execution.outcome, verdict: judgement.verdict, normalized: &normalized)
             if behaviours.insert(behaviour).inserted || newCode {

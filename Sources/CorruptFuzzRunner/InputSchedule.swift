@@ -321,8 +321,11 @@ public struct InputSchedule: Sendable {
     /// the full check of the habit loader spent 13% more instructions per input.)
     private mutating func drawParent() -> Int {
         if !recentNewCode.isEmpty, rng.oneIn(2) {
+            // The newer of two, and of those two the smaller.
             let count = recentNewCode.count
-            return recentNewCode[count - 1 - min(rng.below(count), rng.below(count))]
+            let a = recentNewCode[count - 1 - min(rng.below(count), rng.below(count))]
+            let b = recentNewCode[count - 1 - min(rng.below(count), rng.below(count))]
+            return poolLengths[b] < poolLengths[a] ? b : a
         }
         let first = rng.below(pool.count), second = rng.below(pool.count), third = rng.below(pool.count)
         let one = poolLengths[second] < poolLengths[first] ? second : first

@@ -216,7 +216,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         var execution = try Self.spawn(
             command.executablePath, argv: argv, envp: envps[slot], stdin: stdinFD, limits: limits, cpuTimeoutMilliseconds: cpuTimeoutMilliseconds,
             addressSpace: limits.memoryLimit == 0 ? 0 : addressSpaceLimit, out: outBuffers[slot], err: errBuffers[slot])
-        execution.coverage = coverage?.afterRun(slot: slot)
+        execution.coverage = coverage?.afterRun(slot: slot, input: input)
         return execution
     }
 

@@ -99,7 +99,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         coverage?.beforeRun(slot: slot)
         var execution = try run(input, slot: slot)
-        execution.coverage = coverage?.afterRun(slot: slot)
+        execution.coverage = coverage?.afterRun(slot: slot, input: input)
         states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered.

@@ -268,9 +268,10 @@ struct InProcessExecutor: Executor {
         }
         coverage?.beforeRun()
         let outcome = body(bytes)
+        let sample = coverage?.afterRun(input: input)
         // The digest is read through a property rather than matched here: binding it copied
         // the whole outcome for every input.
-        return Execution(outcome: outcome, stdout: outcome.acceptedDigest.map { Array($0.utf8) } ?? [], coverage: coverage?.afterRun())
+        return Execution(outcome: outcome, stdout: outcome.acceptedDigest.map { Array($0.utf8) } ?? [], coverage: sample)
     }
 }
 
@@ -283,9 +284,9 @@ final class InProcessCoverage: @unchecked Sendable {
         if reader.isActive { cf_coverage_reset() }
     }
 
-    func afterRun() -> CoverageSample? {
+    func afterRun(input: TestInput) -> CoverageSample? {
         guard reader.isActive else { return nil }
         cf_coverage_collect()
-        return reader.sample(map: cf_coverage_map(), log: cf_coverage_comparisons())
+        return reader.sample(map: cf_coverage_map(), log: cf_coverage_comparisons(), allComparisons: input.steps.isEmpty)
     }
 }

@@ -67,7 +67,7 @@ struct CoverageTests {
         #expect(reader.sample(map: map, log: nil)?.newBits == [10 << 8 | 4])
         var table = CoverageTable()
         let added = [table.add(first!), table.add(first!), table.add(CoverageSample(newBits: [10 << 8 | 4]))]
-        #expect(added == [true, false, true])
+        #expect(added == [.edge, .none, .hitCount])
         #expect(table.edges == 2)
     }
 
