@@ -72,7 +72,7 @@ def afl(binary, seeds, seed, cap, work, cmplog=None):
     command += ["--", binary, "@@"]
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, timeout=cap + 120)
     crashes = [c for c in glob.glob(os.path.join(out, "default", "crashes", "id:*"))]
-    stats = dict(line.split(":", 1) for line in open(os.path.join(out, "default", "fuzzer_stats")) if ":" in line)
+    stats = {key.strip(): value for key, value in (line.split(":", 1) for line in open(os.path.join(out, "default", "fuzzer_stats")) if ":" in line)}
     execs = int(stats["execs_done"].strip())
     seconds = None
     if crashes:
@@ -90,7 +90,8 @@ def main():
     parser.add_argument("--blind-cap", type=int, default=600)
     parser.add_argument("--blind-seeds", type=int, nargs="+", default=[1])
     parser.add_argument("--afl-cap", type=int, default=300)
-    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--only", nargs="*", help="run only the rows whose name contains one of these")
+    parser.add_argument("--skip", nargs="*", help="leave out the rows whose name contains one of these")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="maze-bench-")
     seeds = os.path.join(work, "seeds")
@@ -117,6 +118,8 @@ def main():
     rows = []
     for name, run, seed_list in plan:
         if args.only and not any(o in name for o in args.only):
+            continue
+        if args.skip and any(o in name for o in args.skip):
             continue
         results = []
         for seed in seed_list:
