@@ -193,31 +193,37 @@ public struct CoverageTable: Sendable {
     }
 }
 
-/// The coverage of an executor's slots: a segment and a reader per slot, each used only by its
-/// slot's thread.
-public final class CoverageSlots: @unchecked Sendable {
-    private let segments: [CoverageSegment]
-    private var readers: [CoverageReader]
+/// The coverage of an executor's slots: a segment and a reader per slot, each slot's in an object
+/// of its own that only its thread touches (slots run on concurrent threads: a mutation of one
+/// array shared by all would be two accesses to it at once).
+public final class CoverageSlots: Sendable {
+    private final class Slot: @unchecked Sendable {
+        let segment: CoverageSegment
+        var reader = CoverageReader()
+        init(segment: CoverageSegment) { self.segment = segment }
+    }
+    private let slots: [Slot]
 
     public init(slots: Int) throws(CorruptFuzzError) {
-        var segments: [CoverageSegment] = []
-        for _ in 0..<max(1, slots) { segments.append(try CoverageSegment()) }
-        self.segments = segments
-        readers = Array(repeating: CoverageReader(), count: segments.count)
+        var made: [Slot] = []
+        for _ in 0..<max(1, slots) { made.append(Slot(segment: try CoverageSegment())) }
+        self.slots = made
     }
 
     /// The environment of the slot's targets.
-    public func environment(slot: Int) -> [String: String] { segments[slot].environment }
+    public func environment(slot: Int) -> [String: String] { slots[slot].segment.environment }
 
     /// Clears the slot's map before a run.
     public func beforeRun(slot: Int) {
-        if readers[slot].isActive { segments[slot].reset() }
+        let state = slots[slot]
+        if state.reader.isActive { state.segment.reset() }
     }
 
     /// Reads the slot's map after a run of `input` (its comparisons when it is a seed or reached
     /// new code).
     public func afterRun(slot: Int, input: TestInput) -> CoverageSample? {
-        guard readers[slot].isActive else { return nil }
-        return readers[slot].sample(map: segments[slot].map, log: segments[slot].log, allComparisons: input.steps.isEmpty)
+        let state = slots[slot]
+        guard state.reader.isActive else { return nil }
+        return state.reader.sample(map: state.segment.map, log: state.segment.log, allComparisons: input.steps.isEmpty)
     }
 }
