@@ -99,8 +99,21 @@ public struct CampaignSpec: Sendable {
         }
         let formatExtension = format.map(\.fileExtension).flatMap { $0.isEmpty ? nil : $0 }
         let fileExtension = self.fileExtension ?? formatExtension ?? Self.commonExtension(seedFiles)
+        var coverage = configuration.coverage
+        if coverage, case .executor = target {
+            coverage = false  // the caller's executor reads coverage itself, or not
+        } else if coverage {
+            // Shared memory can be missing (a container without SysV IPC): then the campaign
+            // runs without coverage, and says so, rather than not at all.
+            do throws(CorruptFuzzError) {
+                _ = try CoverageSegment()
+            } catch {
+                warnings.append("coverage guidance is off: \(error)")
+                coverage = false
+            }
+        }
         let executor = try target.executor(
-            limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension, coverage: configuration.coverage)
+            limits: configuration.limits, slots: configuration.jobs, fileExtension: fileExtension, coverage: coverage)
         let command: String
         let takesPath: Bool
         let defaultName: String

@@ -118,7 +118,7 @@ struct CoverageTests {
         #expect((result.coverage?.edges ?? 0) >= 5)
     }
 
-    @Test("the Swift maze worker (swiftc -sanitize=fuzzer): found with coverage; an uninstrumented worker shows none")
+    @Test("the Swift maze worker (swiftc -sanitize=fuzzer): found with coverage; an uninstrumented worker shows none", .enabled(if: isLinux))
     func swiftMazeWorker() throws {
         let executor = try WorkerExecutor(
             path: BuiltProducts.path("maze-worker"), arguments: [], environment: ["SWIFT_BACKTRACE": "enable=no"],
