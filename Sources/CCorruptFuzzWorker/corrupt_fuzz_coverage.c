@@ -46,7 +46,7 @@ CF_NO_COVERAGE static void attach(void) {
     uint8_t *segment = attach_segment(CF_COVERAGE_VARIABLE);
     if (segment) {
         area = segment;
-        comparison_log = (cf_comparison_log *)(segment + CF_COVERAGE_MAP_SIZE);
+        comparison_log = (cf_comparison_log *)(segment + CF_COVERAGE_LOG_OFFSET);
         return;
     }
     segment = attach_segment(CF_COVERAGE_AFL_VARIABLE);

@@ -37,8 +37,11 @@ public struct CoverageSample: Sendable, Hashable, Codable {
 public enum CoverageLayout {
     /// Bytes of the edge map (AFL's `MAP_SIZE`).
     public static let mapSize = Int(CF_COVERAGE_MAP_SIZE)
-    /// Bytes of the segment: the map, then the comparison log.
-    public static let segmentSize = mapSize + MemoryLayout<cf_comparison_log>.size
+    /// Where the comparison log starts: after room for AFL++ programs with more edges than the
+    /// map (which write past it; only the map is read).
+    public static let logOffset = Int(CF_COVERAGE_LOG_OFFSET)
+    /// Bytes of the segment: the edge area, then the comparison log.
+    public static let segmentSize = logOffset + MemoryLayout<cf_comparison_log>.size
     /// How many comparisons the log of one run holds.
     public static let comparisonCapacity = Int(CF_COVERAGE_COMPARISONS)
     /// The segment's id for corrupt-fuzz's runtime, and for AFL++'s.
@@ -67,7 +70,7 @@ public final class CoverageSegment: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     public var map: UnsafeMutablePointer<UInt8> { base.assumingMemoryBound(to: UInt8.self) }
     public var log: UnsafeMutablePointer<cf_comparison_log> {
-        (base + CoverageLayout.mapSize).assumingMemoryBound(to: cf_comparison_log.self)
+        (base + CoverageLayout.logOffset).assumingMemoryBound(to: cf_comparison_log.self)
     }
 
     public init() throws(CorruptFuzzError) {

@@ -117,7 +117,7 @@ int cf_interrupted(void);
 void cf_request_interrupt(void);
 
 /// A SysV shared-memory segment of `size` bytes for a target's coverage (AFL++'s targets attach
-/// it by id), zeroed and attached here; NULL with errno when it cannot be made. On Linux it is
+/// it by id), zero-filled (by the system) and attached here; NULL with errno when it cannot be made. On Linux it is
 /// marked for removal at once (attached processes keep it; none is left behind if corrupt-fuzz
 /// is killed); elsewhere cf_shm_release removes it.
 void *cf_shm_create(size_t size, int *id);

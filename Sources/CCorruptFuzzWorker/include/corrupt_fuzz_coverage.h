@@ -50,8 +50,13 @@ typedef struct cf_comparison_log {
     cf_comparison entries[CF_COVERAGE_COMPARISONS];
 } cf_comparison_log;
 
-/// The size of the shared segment: the edge map and the comparison log.
-#define CF_COVERAGE_SEGMENT_SIZE (CF_COVERAGE_MAP_SIZE + sizeof(cf_comparison_log))
+/// Where the comparison log starts in the shared segment: after room for 2 MiB of edges, because a
+/// large program built with AFL++ numbers its edges past the 64 KiB map (AFL_MAP_SIZE) and
+/// writes there; corrupt-fuzz reads the first CF_COVERAGE_MAP_SIZE bytes only. (Pages nobody
+/// writes cost no memory.)
+#define CF_COVERAGE_LOG_OFFSET (2u << 20)
+/// The size of the shared segment: the edge area and the comparison log.
+#define CF_COVERAGE_SEGMENT_SIZE (CF_COVERAGE_LOG_OFFSET + sizeof(cf_comparison_log))
 
 #ifdef __cplusplus
 extern "C" {
