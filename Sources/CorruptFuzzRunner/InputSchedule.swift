@@ -407,7 +407,8 @@ public struct InputSchedule: Sendable {
             for bigEndian in [false, true] {
                 let observed = pattern(comparison.observed, bigEndian: bigEndian)
                 var offset = start
-                for _ in 0...(bytes.count - width) where places.count < 32 {
+                // From a random place, at most 4,096 of them (a 64 KiB parent is not scanned whole).
+                for _ in 0...min(bytes.count - width, 4095) where places.count < 32 {
                     if bytes[offset] == observed[0], bytes[offset..<(offset + width)].elementsEqual(observed) { places.append((offset, bigEndian)) }
                     offset = offset == bytes.count - width ? 0 : offset + 1
                 }
@@ -416,7 +417,7 @@ public struct InputSchedule: Sendable {
         let place = places.isEmpty ? (at: rng.below(max(1, bytes.count - width + 1)), bigEndian: rng.oneIn(2)) : places[rng.below(places.count)]
         let wanted = pattern(comparison.wanted, bigEndian: place.bigEndian)
         if place.at + width > bytes.count {
-            bytes += [UInt8](repeating: 0, count: min(place.at + width, maxLength) - bytes.count)
+            bytes += [UInt8](repeating: 0, count: max(0, min(place.at + width, maxLength) - bytes.count))
         }
         for i in 0..<width where place.at + i < bytes.count { bytes[place.at + i] = wanted[i] }
         return .comparison(width: width, bigEndian: place.bigEndian, at: place.at)
