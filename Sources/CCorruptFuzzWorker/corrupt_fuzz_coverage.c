@@ -30,29 +30,39 @@ static struct {
 } regions[256];
 static size_t region_count;
 
-CF_NO_COVERAGE static void *attach_segment(const char *variable) {
+/// Attaches the segment the variable names; its size in *size (0 when the system will not say).
+CF_NO_COVERAGE static void *attach_segment(const char *variable, size_t *size) {
     const char *value = getenv(variable);
     if (!value || !*value) return NULL;
     char *end = NULL;
     long id = strtol(value, &end, 10);
     if (end == value || id < 0) return NULL;
+    struct shmid_ds status;
+    *size = shmctl((int)id, IPC_STAT, &status) == 0 ? (size_t)status.shm_segsz : 0;
     void *segment = shmat((int)id, NULL, 0);
     return segment == (void *)-1 ? NULL : segment;
 }
 
+/// Uses the shared segment only as far as it reaches: a segment made by another version of
+/// corrupt-fuzz (or by AFL++) may be smaller than this layout, and a write past its end would be
+/// a crash of the loader that is not the loader's.
 CF_NO_COVERAGE static void attach(void) {
     if (attached) return;
     attached = 1;
-    uint8_t *segment = attach_segment(CF_COVERAGE_VARIABLE);
-    if (segment) {
+    size_t size = 0;
+    uint8_t *segment = attach_segment(CF_COVERAGE_VARIABLE, &size);
+    if (segment && size >= CF_COVERAGE_MAP_SIZE) {
         area = segment;
-        comparison_log = (cf_comparison_log *)(segment + CF_COVERAGE_LOG_OFFSET);
+        comparison_log = size >= CF_COVERAGE_SEGMENT_SIZE ? (cf_comparison_log *)(segment + CF_COVERAGE_LOG_OFFSET) : NULL;
         return;
     }
-    segment = attach_segment(CF_COVERAGE_AFL_VARIABLE);
-    if (segment) {
+    if (segment) shmdt(segment);
+    segment = attach_segment(CF_COVERAGE_AFL_VARIABLE, &size);
+    if (segment && size >= CF_COVERAGE_MAP_SIZE) {
         area = segment;
         comparison_log = NULL;
+    } else if (segment) {
+        shmdt(segment);
     }
 }
 

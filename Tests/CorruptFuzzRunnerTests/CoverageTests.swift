@@ -1,3 +1,4 @@
+import CCorruptFuzzSpawn
 import CCorruptFuzzWorker
 import CorruptFuzzCore
 import Foundation
@@ -174,6 +175,24 @@ struct CoverageTests {
         // The kept files alone reach every edge the eight did.
         let again = try minimize([(work as NSString).appendingPathComponent("edges")], into: "again", coverage: true)
         #expect(again.edges == edges && again.kept == 4)
+    }
+
+    @Test("a segment smaller than the runtime's layout (another corrupt-fuzz's) gets edges only, never a write past its end", .enabled(if: isLinux))
+    func smallerSegment() throws {
+        let binary = try #require(try buildCMaze(coverage: "trace-pc-guard,trace-cmp"), "no clang")
+        let work = (binary as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        var id: Int32 = 0
+        let segment = try #require(cf_shm_create(CoverageLayout.mapSize, &id))
+        defer { cf_shm_release(segment, id) }
+        let input = (work as NSString).appendingPathComponent("input.bin")
+        try Data(mazeSeed.bytes).write(to: URL(fileURLWithPath: input))
+        let execution = try ProcessExecutor.runOnce(
+            try TargetCommand("\(binary) @@"), replacing: "@@", with: input, environment: [CoverageLayout.variable: String(id)],
+            limits: .init(timeoutMilliseconds: 5000))
+        #expect(execution.outcome.word == "accepted", "\(execution.outcome)")
+        let map = segment.assumingMemoryBound(to: UInt8.self)
+        #expect((0..<CoverageLayout.mapSize).contains { map[$0] != 0 })
     }
 
     @Test("a program built with AFL++'s afl-clang-fast writes the map corrupt-fuzz hands it", .enabled(if: isLinux && aflClangFast != nil))
