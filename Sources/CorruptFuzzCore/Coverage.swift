@@ -140,17 +140,16 @@ public struct CoverageReader: Sendable {
         }
         if let log, log.pointee.count > 0, allComparisons || !sample.newBits.isEmpty {
             let epoch = log.pointee.epoch
-            withUnsafePointer(to: log.pointee.entries) { tuple in
-                tuple.withMemoryRebound(to: cf_comparison.self, capacity: CoverageLayout.comparisonCapacity) { entries in
-                    // In slot order (a Set's order would differ from run to run of corrupt-fuzz,
-                    // and with it the inputs of a seed).
-                    for i in 0..<CoverageLayout.comparisonCapacity where entries[i].epoch == epoch && sample.comparisons.count < 64 {
-                        let entry = entries[i]
-                        guard entry.size == 2 || entry.size == 4 || entry.size == 8 else { continue }
-                        let comparison = Comparison(observed: entry.observed, wanted: entry.wanted, size: UInt8(entry.size))
-                        if !sample.comparisons.contains(comparison) { sample.comparisons.append(comparison) }
-                    }
-                }
+            // The entries in place (`log.pointee.entries` would copy all 12 KB of them first).
+            let entries = (UnsafeRawPointer(log) + MemoryLayout<cf_comparison_log>.offset(of: \cf_comparison_log.entries)!)
+                .assumingMemoryBound(to: cf_comparison.self)
+            // In slot order (a Set's order would differ from run to run of corrupt-fuzz, and with
+            // it the inputs of a seed).
+            for i in 0..<CoverageLayout.comparisonCapacity where entries[i].epoch == epoch && sample.comparisons.count < 64 {
+                let entry = entries[i]
+                guard entry.size == 2 || entry.size == 4 || entry.size == 8 else { continue }
+                let comparison = Comparison(observed: entry.observed, wanted: entry.wanted, size: UInt8(entry.size))
+                if !sample.comparisons.contains(comparison) { sample.comparisons.append(comparison) }
             }
         }
         guard any else { return nil }
