@@ -360,7 +360,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "WorkerFixture",
-            dependencies: ["CorruptFuzzWorker"],
+            dependencies: ["CorruptFuzzWorker", "HabitLoaders"],
             path: "Tests/Fixtures/WorkerFixture",
             swiftSettings: swiftSettings
         ),

@@ -1,11 +1,19 @@
-// The persistent-worker loop of corrupt_fuzz_worker.h.
+// The persistent-worker loop and fork server of corrupt_fuzz_worker.h.
 #include "corrupt_fuzz_worker.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <dirent.h>
+#elif defined(__APPLE__)
+#include <mach/mach.h>
+#endif
 
 // corrupt_fuzz_coverage.c, when it is linked: folds the 8-bit counters of an instrumented loader
 // into corrupt-fuzz's edge map after each input. This file still works alone without it.
@@ -99,6 +107,60 @@ static int write_all(int fd, const char *bytes, size_t length) {
     return 0;
 }
 
+// MARK: - The fork server (a crash costs a fork, not a process start)
+
+/// How many threads this process runs; 0 when that cannot be told.
+static int thread_count(void) {
+#if defined(__linux__)
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return 0;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) != NULL)
+        if (entry->d_name[0] != '.') count++;
+    closedir(tasks);
+    return count;
+#elif defined(__APPLE__)
+    thread_act_array_t threads;
+    mach_msg_type_number_t count = 0;
+    if (task_threads(mach_task_self(), &threads, &count) != KERN_SUCCESS) return 0;
+    for (mach_msg_type_number_t i = 0; i < count; i++) mach_port_deallocate(mach_task_self(), threads[i]);
+    vm_deallocate(mach_task_self(), (vm_address_t)threads, count * sizeof *threads);
+    return (int)count;
+#else
+    return 0;
+#endif
+}
+
+int cf_worker_fork_server(int result_fd) {
+    const char *asked = getenv(CF_WORKER_FORK_SERVER_VARIABLE);
+    if (!asked || strcmp(asked, "1") != 0) return 0;
+    // A fork copies only the calling thread: a lock another thread held (malloc's, the
+    // runtime's) would stay held forever in the child. Only a single-threaded worker forks.
+    if (thread_count() != 1) return 0;
+    for (;;) {
+        pid_t child = fork();
+        if (child < 0) return 0;  // serve in this process, as without a fork server
+        if (child == 0) return 1;
+        int status = 0;
+        struct rusage usage;
+        memset(&usage, 0, sizeof usage);
+        while (wait4(child, &status, 0, &usage) < 0) {
+            if (errno != EINTR) _exit(1);
+        }
+        // Standard input ended: corrupt-fuzz is done with this worker.
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) _exit(0);
+#if defined(__APPLE__)
+        long peak_kb = usage.ru_maxrss / 1024;  // bytes on Darwin
+#else
+        long peak_kb = usage.ru_maxrss;
+#endif
+        char line[64];
+        int n = snprintf(line, sizeof line, "%c %d %ld\n", CF_WORKER_CHILD_ENDED, status, peak_kb);
+        if (n <= 0 || write_all(result_fd, line, (size_t)n) != 0) _exit(0);
+    }
+}
+
 /// Runs one input through whichever kind of load function was given.
 typedef struct {
     cf_worker_load_fn load_data;
@@ -127,6 +189,7 @@ static int serve(int argc, char **argv, loader how) {
         char hello[32];
         int said = snprintf(hello, sizeof hello, "%c %d\n", CF_WORKER_HELLO, CF_WORKER_PROTOCOL_VERSION);
         if (write_all(fd, hello, (size_t)said) != 0) return 0;
+        int served = 0;
         while ((length = getline(&line, &capacity, stdin)) > 0) {
             if (line[length - 1] == '\n') line[--length] = '\0';
             run_input(line, how, &reply);
@@ -141,6 +204,8 @@ static int serve(int argc, char **argv, loader how) {
             if (n < 0) n = 0;
             if ((size_t)n >= sizeof out) { n = (int)sizeof out - 1; out[n - 1] = '\n'; }
             if (write_all(fd, out, (size_t)n) != 0) break;
+            // After the first input, with the loader warm: every forked child starts from there.
+            if (++served == 1) cf_worker_fork_server(fd);
         }
         free(line);
         return 0;

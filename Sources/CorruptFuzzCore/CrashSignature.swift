@@ -59,6 +59,49 @@ public enum CrashSignature {
         return frames
     }
 
+    /// How many frames a crash site's key (``siteKey(signal:in:)``) hashes.
+    public static let siteKeyFrames = 4
+
+    /// A cheap key of a crash site: the signal and the top frames (``siteKeyFrames``) as module
+    /// file name and offset, as the crash reporter of C targets and an unsymbolized sanitizer
+    /// report print them (`#0 0x55d2 in parse+0x34 (/work/parser+0x11b4)`), hashed; nil when the
+    /// report names no frame that way. Offsets within a module are the same in every run of the
+    /// same binary, so two crashes with one key crashed at the same instruction by the same
+    /// path, and the full report made for one (symbolicated, slow) is the other's too. It reads
+    /// the report's bytes once and builds no strings: it runs for every crash of a campaign.
+    public static func siteKey(signal: Int32, in stderr: [UInt8]) -> UInt64? {
+        var hash = FNV1a()
+        hash.add(withUnsafeBytes(of: signal.littleEndian) { Array($0) })
+        var found = 0
+        var lineStart = 0
+        stderr.withUnsafeBufferPointer { bytes in
+            while lineStart < bytes.count, found < siteKeyFrames {
+                var lineEnd = lineStart
+                while lineEnd < bytes.count, bytes[lineEnd] != 0x0A { lineEnd += 1 }
+                var end = lineEnd
+                while end > lineStart, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x20 { end -= 1 }
+                var first = lineStart
+                while first < end, bytes[first] == 0x20 || bytes[first] == 0x09 { first += 1 }
+                // "#N … (MODULE+0xOFFSET)": the module's file name and the offset.
+                if first < end, bytes[first] == UInt8(ascii: "#"), bytes[end - 1] == UInt8(ascii: ")") {
+                    var open = end - 1
+                    while open > first, bytes[open] != UInt8(ascii: "(") { open -= 1 }
+                    var plus = end - 1
+                    while plus > open, bytes[plus] != UInt8(ascii: "+") { plus -= 1 }
+                    if bytes[open] == UInt8(ascii: "("), plus > open {
+                        var name = plus
+                        while name > open + 1, bytes[name - 1] != UInt8(ascii: "/") { name -= 1 }
+                        hash.add(UnsafeBufferPointer(rebasing: bytes[name..<(end - 1)]))
+                        hash.add(CollectionOfOne(0))
+                        found += 1
+                    }
+                }
+                lineStart = lineEnd + 1
+            }
+        }
+        return found > 0 ? hash.value : nil
+    }
+
     /// The function that recursed without bound, when the crashed thread's frames are one
     /// function repeated (16 times in a row or more): a stack overflow's top frame is wherever
     /// the stack ran out, so only the recursing function names the bug.

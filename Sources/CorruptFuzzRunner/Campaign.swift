@@ -951,6 +951,7 @@ final class LockedBox<Value>: @unchecked Sendable {
     init(_ value: Value) { stored = value }
     var value: Value { lock.withLock { stored } }
     func set(_ value: Value) { lock.withLock { stored = value } }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&stored) } }
 }
 
 /// A buffer whose elements distinct threads write at distinct indices.

@@ -229,6 +229,31 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         "requested allocation size", "out-of-memory", "failed to allocate", "rss limit exhausted",
     ]
 
+    /// Whether a report may be of running out of memory (a marker in `stderr`, or a peak near
+    /// the limit): a search of the bytes, for a crash whose report ``classify(_:stdout:stderr:limits:)``
+    /// is not asked to read (a persistent worker's cheap report).
+    static func mayBeOutOfMemory(stderr: [UInt8], peakKilobytes: Int64, limits: Limits) -> Bool {
+        if limits.memoryLimit > 0, peakKilobytes * 1024 >= limits.memoryLimit * 9 / 10 { return true }
+        return stderr.withUnsafeBytes { text in outOfMemoryMarkerBytes.contains { Self.find($0, in: text) } }
+    }
+
+    /// Whether `needle` (not empty) occurs in `text`: memchr for its first byte, then memcmp.
+    private static func find(_ needle: [UInt8], in text: UnsafeRawBufferPointer) -> Bool {
+        guard let base = text.baseAddress, needle.count <= text.count else { return false }
+        return needle.withUnsafeBytes { wanted in
+            var from = 0
+            let last = text.count - needle.count
+            while from <= last, let hit = memchr(base + from, Int32(needle[0]), last - from + 1) {
+                let at = base.distance(to: UnsafeRawPointer(hit))
+                if memcmp(base + at, wanted.baseAddress!, needle.count) == 0 { return true }
+                from = at + 1
+            }
+            return false
+        }
+    }
+
+    private static let outOfMemoryMarkerBytes = outOfMemoryMarkers.map { Array($0.utf8) }
+
     static let sanitizerMarkers = [
         "ERROR: AddressSanitizer", "ERROR: MemorySanitizer", "ERROR: ThreadSanitizer",
         "ERROR: LeakSanitizer", "runtime error: ", "ERROR: UndefinedBehaviorSanitizer",

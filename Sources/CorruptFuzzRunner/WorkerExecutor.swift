@@ -3,12 +3,26 @@ import CorruptFuzzCore
 import CorruptFuzzWorker
 import Foundation
 
-/// Runs inputs in persistent worker processes, restarted after every crash or hang.
+/// Runs inputs in persistent worker processes.
 ///
 /// Starting a process per input costs milliseconds; a worker loads once and then answers
-/// input after input. Crashes are still observed from outside: the worker dies, this executor
-/// sees the signal (and the backtrace the worker printed), reports a crash, and starts a new
-/// worker for the next input.
+/// input after input. Crashes are still observed from outside the process that crashed.
+///
+/// A known crash site costs little, as in AFL++'s persistent mode with a fork server:
+///
+/// - The worker is asked for a fork server (``WorkerProtocol/forkServerVariable``): it forks a
+///   child that serves inputs, and when the child dies mid-input, the server says so
+///   (`C <status> <peak kB>`) and forks the next one. A crash costs a fork, not a new worker
+///   (its runtime, its libraries, its set-up). A worker that cannot fork (more than one thread)
+///   or does not know the variable serves inputs itself and dies on a crash; this executor then
+///   starts a new one.
+/// - Its crash reports are the cheap kind (Linux, with the crash reporter preloaded: Swift's
+///   backtracer is turned off unless `SWIFT_BACKTRACE` is set, and sanitizers do not
+///   symbolize): each frame as module and offset, keyed by ``CrashSignature/siteKey(signal:in:)``.
+///   A site's first crash is run once more in a fresh worker that writes the full report
+///   (symbolicated frames, source lines), and that report, read once, is the outcome of every
+///   crash at the site: a known site's crash costs a key and a lookup, no symbolication and no
+///   parsing.
 ///
 /// The protocol (CorruptFuzzWorker's): the worker is started with `CORRUPT_FUZZ_WORKER_FD=3`,
 /// reads one input path per line on stdin, runs it, and writes one line to fd 3: `A <digest>`
@@ -42,6 +56,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// The slots' coverage maps, when the campaign reads coverage.
     private let coverage: CoverageSlots?
     private let limits: ProcessExecutor.Limits
+    /// Whether workers are asked for a fork server and cheap crash reports.
+    private let forkServer: Bool
+    /// What a worker's environment gets for cheap crash reports (empty: its reports are full).
+    private let cheapReports: [String: String]
     private let workDirectory: URL
     /// Per slot: where its inputs are written, and the line that names that file to the worker.
     private let inputPaths: [String]
@@ -50,17 +68,34 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// touches only its own object (never an array shared with the others).
     private final class SlotState: @unchecked Sendable {
         var worker: Worker?
+        /// Whether ``worker`` writes full crash reports and serves inputs itself, without a
+        /// fork server (hang confirmations and full crash reports need one).
+        var workerIsPlain = false
         /// Inputs run, and the last few (bytes and outcome) for rechecks.
         var runs = 0
         /// Inputs the current worker has run.
         var workerRuns = 0
+        /// Workers started.
+        var starts = 0
         var recent: [(bytes: [UInt8]?, outcome: String)] = []
     }
     private let states: [SlotState]
+    /// The outcome and full report of each crash site seen with a cheap report, by site key.
+    private let crashSites = LockedBox<[UInt64: CrashSite]>([:])
+    /// How many crash sites keep their full report (beyond: each is judged by its cheap report).
+    static let maxCrashSites = 4096
+    private struct CrashSite {
+        var outcome: Outcome
+        var stderr: [UInt8]
+    }
     private let stabilityLock = NSLock()
     private var measured = Stability()
 
     public var stability: Stability? { stabilityLock.withLock { measured } }
+
+    /// How many worker processes the slots have started (a fork server's children not
+    /// counted): read between inputs, when no slot runs one.
+    public var workersStarted: Int { states.reduce(0) { $0 + $1.starts } }
 
     private struct Worker {
         var pid: pid_t
@@ -71,10 +106,13 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     }
 
     /// Creates an executor whose workers run `path` with `arguments` and `environment` added.
-    /// - Parameter coverage: Whether each input's edge coverage is read (``ProcessExecutor``'s).
+    /// - Parameters:
+    ///   - coverage: Whether each input's edge coverage is read (``ProcessExecutor``'s).
+    ///   - forkServer: Whether workers are asked for a fork server and cheap crash reports
+    ///     (`CORRUPT_FUZZ_FORK_SERVER=0` in corrupt-fuzz's environment turns it off too).
     public init(
         path: String, arguments: [String], environment: [String: String], limits: ProcessExecutor.Limits, slots: Int,
-        inputsPerWorker: Int = 100_000, coverage: Bool = false
+        inputsPerWorker: Int = 100_000, coverage: Bool = false, forkServer: Bool = true
     ) throws(CorruptFuzzError) {
         self.inputsPerWorker = max(1, inputsPerWorker)
         self.path = path
@@ -82,6 +120,16 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         self.environment = environment
         self.limits = limits
         self.slots = max(1, slots)
+        let inherited = ProcessInfo.processInfo.environment
+        self.forkServer = forkServer && inherited[WorkerProtocol.forkServerVariable] != "0"
+        // Cheap reports need the crash reporter, which prints module and offset for every frame.
+        if self.forkServer, ProcessExecutor.crashHandler() != nil {
+            var cheap = ["CORRUPT_FUZZ_CRASH_FRAMES": "1"]
+            if inherited["SWIFT_BACKTRACE"] == nil, environment["SWIFT_BACKTRACE"] == nil { cheap["SWIFT_BACKTRACE"] = "enable=no" }
+            cheapReports = cheap
+        } else {
+            cheapReports = [:]
+        }
         states = (0..<self.slots).map { _ in SlotState() }
         self.coverage = coverage ? try CoverageSlots(slots: self.slots) : nil
         signal(SIGPIPE, SIG_IGN)  // a worker that died must not take us with it
@@ -98,19 +146,22 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         coverage?.beforeRun(slot: slot)
-        var execution = try run(input, slot: slot)
+        let ran = try run(input, slot: slot)
+        var execution = ran.execution
+        if let key = ran.crashKey { execution = try withFullReport(execution, key: key, of: input, slot: slot) }
         execution.coverage = coverage?.afterRun(slot: slot, input: input)
         states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered.
         if states[slot].runs % Self.recheckInterval == 1, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
-            let held = OpenFiles.held(by: pid, among: [inputPaths[slot]])
+            // A fork server's child serves the inputs.
+            let held = ([pid] + OpenFiles.children(of: pid)).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) }
             if !held.isEmpty { execution.held = held }
         }
         let key = Self.stableKey(execution.outcome)
         guard let key else { return execution }
         if states[slot].runs % Self.recheckInterval == 0, let earlier = states[slot].recent.first {
-            let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot)
+            let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot).execution
             let second = Self.stableKey(again.outcome) ?? again.outcome.word
             stabilityLock.withLock {
                 measured.rechecked += 1
@@ -138,13 +189,51 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
     }
 
-    /// Runs `input` again in a fresh worker with the confirmation deadline, in CPU time.
+    /// Runs `input` again in a fresh worker with the confirmation deadline, in CPU time (a worker
+    /// without a fork server: the deadline is the CPU time of the process that runs the input).
     public func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
         stop(slot)
-        return try run(input, slot: slot, confirmation: ConfirmationDeadline(timeout: limits.timeoutMilliseconds, margin: margin))
+        defer { stop(slot) }  // the next input gets a worker with a fork server again
+        return try run(input, slot: slot, plain: true, confirmation: ConfirmationDeadline(timeout: limits.timeoutMilliseconds, margin: margin))
+            .execution
     }
 
-    private func run(_ input: TestInput, slot: Int, confirmation: ConfirmationDeadline? = nil) throws(CorruptFuzzError) -> Execution {
+    /// `execution`, a crash with a cheap report whose site is `key`, with the site's outcome and
+    /// full report: the one made before, or one made now by running `input` once more in a fresh
+    /// worker that writes full reports. When that run does not crash, the cheap report, read
+    /// now, stays the site's report, so the site is not run again for every crash.
+    private func withFullReport(_ execution: Execution, key: UInt64, of input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        var full = execution
+        if let known = crashSites.withLock({ $0[key] }) {
+            full.outcome = known.outcome
+            full.stderr = known.stderr
+            return full
+        }
+        stop(slot)
+        let again = try run(input, slot: slot, plain: true).execution
+        stop(slot)  // the next input gets a worker with a fork server again
+        let site: CrashSite
+        if case .crashed = again.outcome {
+            site = CrashSite(outcome: again.outcome, stderr: again.stderr)
+        } else {
+            guard case .crashed(let signal, _, _) = execution.outcome else { return execution }
+            site = CrashSite(outcome: ProcessExecutor.crash(signal: signal, String(decoding: execution.stderr, as: UTF8.self)), stderr: execution.stderr)
+        }
+        crashSites.withLock { sites in
+            if sites.count < Self.maxCrashSites { sites[key] = site }
+        }
+        full.outcome = site.outcome
+        full.stderr = site.stderr
+        return full
+    }
+
+    /// One run of an input in the slot's worker (started first if there is none; `plain`: one
+    /// without a fork server, writing full crash reports), and the site key of a crash whose
+    /// report is the cheap kind: then the execution's outcome holds the signal alone, for
+    /// ``withFullReport(_:key:of:slot:)`` to complete.
+    private func run(
+        _ input: TestInput, slot: Int, plain: Bool = false, confirmation: ConfirmationDeadline? = nil
+    ) throws(CorruptFuzzError) -> (execution: Execution, crashKey: UInt64?) {
         let deadline = confirmation?.cpuMilliseconds ?? limits.timeoutMilliseconds
         let file = inputPaths[slot]
         if let bytes = input.bytes {
@@ -152,9 +241,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         } else {
             unlink(file)
         }
-        if states[slot].worker != nil, states[slot].workerRuns >= inputsPerWorker { stop(slot) }
+        if states[slot].worker != nil, states[slot].workerRuns >= inputsPerWorker || states[slot].workerIsPlain != plain { stop(slot) }
         if states[slot].worker == nil {
-            states[slot].worker = try start(slot)
+            states[slot].worker = try start(slot, plain: plain)
+            states[slot].workerIsPlain = plain
+            states[slot].starts += 1
             states[slot].workerRuns = 0
         }
         states[slot].workerRuns += 1
@@ -177,18 +268,23 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         switch next {
         case .line(let bytes):
             states[slot].worker = worker
+            if let child = WorkerProtocol.childEnded(bytes) {
+                // The fork server's child died with this input; the server forks the next.
+                let stderr = Self.readLog(worker.log, from: logStart)
+                return ended(status: child.status, peakKilobytes: child.peakKilobytes, stderr: stderr, plain: plain, started: started)
+            }
             let outcome = Self.parse(String(decoding: bytes, as: UTF8.self))
             if lseek(worker.log, 0, SEEK_END) > Self.maxLogBytes { _ = ftruncate(worker.log, 0) }
             var digest: [UInt8] = []
             if case .accepted(let text) = outcome { digest = Array(text.utf8) }
-            return Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started))
+            return (Execution(outcome: outcome, stdout: digest, microseconds: micros(since: started)), nil)
         case .timedOut:
             // A worker printing a crash report at the deadline (symbolicating a deep stack
             // overflow takes a second) is crashing, not hanging: as cf_run does, it gets 5 more
             // seconds to die of its signal.
             guard Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)), let ended = Self.reapWithin(worker.pid, seconds: 5) else {
                 stop(slot)
-                return Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started))
+                return (Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started)), nil)
             }
             reaped = ended
         case .ended:
@@ -209,6 +305,16 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         close(worker.log)
         close(worker.commands)
         states[slot].worker = nil
+        // As in cf_run: a vforked child's maxrss starts at ours, so only a higher one is its own.
+        let peak = cf_max_rss_kb(&usage)
+        return ended(status: status, peakKilobytes: peak > cf_self_max_rss_kb() ? peak : 0, stderr: stderr, plain: plain, started: started)
+    }
+
+    /// The execution of an input during which the process serving it ended (`status` as
+    /// `waitpid` gives it), with the site key of a cheap crash report.
+    private func ended(
+        status: Int32, peakKilobytes: Int64, stderr: [UInt8], plain: Bool, started: ContinuousClock.Instant
+    ) -> (execution: Execution, crashKey: UInt64?) {
         var result = cf_result()
         if status & 0x7F != 0 {
             result.end = CF_SIGNALED
@@ -218,11 +324,16 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             result.code = (status >> 8) & 0xFF
             if result.code == 0 { result.code = 1 }  // a worker must not exit mid-input
         }
-        // As in cf_run: a vforked child's maxrss starts at ours, so only a higher one is its own.
-        let peak = cf_max_rss_kb(&usage)
-        result.max_rss_kb = peak > cf_self_max_rss_kb() ? peak : 0
+        result.max_rss_kb = peakKilobytes
+        // A cheap report is keyed and left unread: it gets its site's full report
+        // (withFullReport), so a known site's crash costs no parsing.
+        if !plain, !cheapReports.isEmpty, result.end == CF_SIGNALED, let key = CrashSignature.siteKey(signal: result.code, in: stderr),
+            !ProcessExecutor.mayBeOutOfMemory(stderr: stderr, peakKilobytes: peakKilobytes, limits: limits)
+        {
+            return (Execution(outcome: .crashed(signal: result.code, frames: [], message: nil), stderr: stderr, microseconds: micros(since: started)), key)
+        }
         let outcome = ProcessExecutor.classify(result, stdout: [], stderr: stderr, limits: limits)
-        return Execution(outcome: outcome, stderr: stderr, microseconds: micros(since: started))
+        return (Execution(outcome: outcome, stderr: stderr, microseconds: micros(since: started)), nil)
     }
 
     /// The markers of a crash report being written (Swift's backtracer, a sanitizer), as
@@ -271,7 +382,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         return n > 0 ? Array(buffer[0..<n]) : []
     }
 
-    private func start(_ slot: Int) throws(CorruptFuzzError) -> Worker {
+    private func start(_ slot: Int, plain: Bool) throws(CorruptFuzzError) -> Worker {
         var commandPipe: [Int32] = [0, 0], resultPipe: [Int32] = [0, 0]
         guard cf_pipe_cloexec(&commandPipe) == 0, cf_pipe_cloexec(&resultPipe) == 0 else {
             throw CorruptFuzzError(.system, "cannot create pipes for a worker")
@@ -280,6 +391,16 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         let log = open(logPath, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
         var env = ProcessExecutor.targetEnvironment(adding: environment, executable: path, limit: limits.memoryLimit)
         env[Self.protocolVariable.name] = Self.protocolVariable.value
+        if forkServer, !plain {
+            env[WorkerProtocol.forkServerVariable] = "1"
+            env.merge(cheapReports) { $1 }
+            // A sanitizer's report with module and offset per frame, not symbolized.
+            for variable in ["ASAN_OPTIONS", "UBSAN_OPTIONS"] where !cheapReports.isEmpty && !(env[variable] ?? "").contains("symbolize=") {
+                env[variable] = (env[variable].map { $0 + ":" } ?? "") + "symbolize=0"
+            }
+        } else {
+            env[WorkerProtocol.forkServerVariable] = "0"
+        }
         if let coverage { env.merge(coverage.environment(slot: slot)) { $1 } }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -227,11 +227,17 @@ public enum CorruptFuzzWorker {
             }
         }
         send(WorkerProtocol.hello)
+        var served = 0
         while let path = readLine(strippingNewline: true) {
             let reply = run(path)
             // An instrumented loader's 8-bit counters into corrupt-fuzz's edge map.
             cf_coverage_collect()
             send(reply.line)
+            served += 1
+            // After the first input, when the loader's code, its types' metadata and its lazy
+            // globals are warm: every forked child starts from there (a fork server, when
+            // corrupt-fuzz asked for one).
+            if served == 1 { cf_worker_fork_server(descriptor) }
         }
         exit(0)
     }

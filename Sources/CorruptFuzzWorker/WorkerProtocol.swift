@@ -14,6 +14,12 @@ public enum WorkerProtocol {
     /// The result descriptor corrupt-fuzz hands a worker.
     public static let resultDescriptor: Int32 = 3
 
+    /// The environment variable corrupt-fuzz sets to `1` to ask for a fork server
+    /// (`cf_worker_fork_server` in `corrupt_fuzz_worker.h`, which both worker loops call): the
+    /// worker forks a child that serves inputs, and a crash costs a fork instead of a new
+    /// worker. A worker built before it ignores the variable, and dies on a crash as before.
+    public static let forkServerVariable = "CORRUPT_FUZZ_FORK_SERVER"
+
     /// The worker's first line: `H 1`.
     public static var hello: String { "H \(version)" }
 
@@ -21,6 +27,18 @@ public enum WorkerProtocol {
     public static func helloVersion(_ line: String) -> Int? {
         guard line.first == "H" else { return nil }
         return Int(line.dropFirst().trimmingPrefix(" ").prefix { $0 != " " }) ?? 0
+    }
+
+    /// A fork server's line for a child that ended mid-input (`C <wait status> <peak kB>`):
+    /// the status as `waitpid` gives it and the child's peak resident memory; nil for another
+    /// line.
+    public static func childEnded(_ line: [UInt8]) -> (status: Int32, peakKilobytes: Int64)? {
+        guard line.first == UInt8(ascii: "C"), line.count > 2, line[1] == 0x20 else { return nil }
+        let fields = line.dropFirst(2).split(separator: 0x20)
+        guard fields.count == 2, let status = Int32(String(decoding: fields[0], as: UTF8.self)),
+            let peak = Int64(String(decoding: fields[1], as: UTF8.self))
+        else { return nil }
+        return (status, peak)
     }
 
     /// The reply a result line holds (`A <digest>`, `V <message>`, `R <reason|-> <message>`);

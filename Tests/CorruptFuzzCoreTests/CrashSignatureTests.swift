@@ -157,4 +157,31 @@ struct CrashSignatureTests {
         let withMessage = "Fatal error: Index out of range\n" + Self.optimizedTrap(offset: 59, line: nil, check: nil)
         #expect(signature(withMessage) == "SIGILL: Index out of range at loadHabits(_:) ← main")
     }
+
+    @Test("a crash site's key: the signal and the top frames by module file name and offset, the same wherever the binary lives")
+    func siteKey() {
+        func key(_ report: String, signal: Int32 = 4) -> UInt64? { CrashSignature.siteKey(signal: signal, in: Array(report.utf8)) }
+        let report = """
+            corrupt-fuzz: crashed with signal 4 at 0x55da48401443
+                #0 0x55da48401443 in (/work/a/WorkerFixture+0x1443)
+                #1 0x55da4840255b in parse+0x1b (/work/a/WorkerFixture+0x255b)
+                #2 0x7f9d5ae6c249 in (/lib/x86_64-linux-gnu/libc.so.6+0x27249)
+                #3 0x7f9d5ae6c304 in __libc_start_main+0x84 (/lib/x86_64-linux-gnu/libc.so.6+0x27304)
+                #4 0x55da48401140 in (/work/a/WorkerFixture+0x1140)
+            """
+        #expect(key(report) != nil)
+        // Another run: other addresses (ASLR), another folder, CRLF line ends, a fifth frame
+        // past the key's: the same site.
+        let again = report.replacingOccurrences(of: "0x55da", with: "0x5611").replacingOccurrences(of: "/work/a/", with: "/tmp/b/")
+            .replacingOccurrences(of: "0x1140", with: "0x1150").replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(key(again) == key(report))
+        // Another instruction, another caller's offset, or another signal: another site.
+        #expect(key(report.replacingOccurrences(of: "+0x1443)", with: "+0x1447)")) != key(report))
+        #expect(key(report.replacingOccurrences(of: "+0x255b)", with: "+0x2570)")) != key(report))
+        #expect(key(report, signal: 11) != key(report))
+        // Reports without frames by module and offset have no key.
+        #expect(key("Fatal error: Index out of range\n") == nil)
+        #expect(key(Self.optimizedTrap(offset: 59, line: nil, check: nil)) == nil)
+        #expect(key("") == nil)
+    }
 }

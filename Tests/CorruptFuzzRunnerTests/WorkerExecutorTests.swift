@@ -62,6 +62,59 @@ struct WorkerExecutorTests {
         #expect(try run(executor, "OK after") == .accepted(digest: "OK after"))
     }
 
+    #if os(Linux)
+        @Test("a crash costs a fork: the worker's fork server outlives it, and a site's full report is made once, for all its crashes")
+        func knownCrashSiteCostsAFork() throws {
+            let executor = try worker("strict")
+            #expect(try run(executor, "OK before") == .accepted(digest: "OK before"))
+            #expect(executor.workersStarted == 1)
+            // The first crash at the site: its full report, from one more run in a fresh worker
+            // that writes it (the backtracer's source line and the runtime's message).
+            let first = try run(executor, "OK\u{0}crash")
+            guard case .crashed(let signal, let frames, let message) = first else {
+                Issue.record("the zero byte did not crash the worker: \(first)")
+                return
+            }
+            #expect(signal == SIGILL || signal == SIGTRAP)
+            #expect(message?.contains("a zero byte at 2") == true, "\(message ?? "no message")")
+            #expect(!frames.isEmpty)
+            #expect(executor.workersStarted == 2)
+            #expect(try run(executor, "OK after") == .accepted(digest: "OK after"))
+            #expect(executor.workersStarted == 3)
+            // Later crashes at the site: the same outcome, and no worker started (the fork server
+            // forks the next child), however many there are.
+            for index in 0..<20 {
+                #expect(try run(executor, "OK\u{0}again \(index)") == first)
+                #expect(try run(executor, "OK then \(index)") == .accepted(digest: "OK then \(index)"))
+            }
+            #expect(executor.workersStarted == 3)
+            // Turned off, every crash starts a new worker, and its report is the full one: the
+            // same outcome.
+            let plain = try WorkerExecutor(
+                path: BuiltProducts.path("WorkerFixture"), arguments: ["strict"], environment: [:],
+                limits: .init(timeoutMilliseconds: 2000), slots: 1, forkServer: false)
+            #expect(try run(plain, "OK\u{0}crash") == first)
+            #expect(try run(plain, "OK after") == .accepted(digest: "OK after"))
+            #expect(plain.workersStarted == 2)
+        }
+
+        @Test("a worker running more than one thread is no fork server: it dies on a crash and is started again, as before")
+        func threadedWorkerServesItself() throws {
+            let executor = try worker("threaded")
+            #expect(try run(executor, "OK before") == .accepted(digest: "OK before"))
+            guard case .crashed(_, _, let message) = try run(executor, "OK\u{0}crash") else {
+                Issue.record("the zero byte did not crash the worker")
+                return
+            }
+            #expect(message?.contains("a zero byte at 2") == true, "\(message ?? "no message")")
+            #expect(try run(executor, "OK after") == .accepted(digest: "OK after"))
+            for index in 0..<3 { _ = try run(executor, "OK\u{0}again \(index)") }
+            #expect(try run(executor, "OK end") == .accepted(digest: "OK end"))
+            // One start, one for the site's full report, then one after each crash.
+            #expect(executor.workersStarted == 6)
+        }
+    #endif
+
     @Test("a hang is killed at the deadline and the next input gets a new worker")
     func hangThenGoOn() throws {
         let executor = try worker("strict", timeout: 300)

@@ -16,6 +16,8 @@ struct WorkerProtocolTests {
         #expect(WorkerExecutor.protocolVariable.name == WorkerProtocol.descriptorVariable)
         let letters = [CF_WORKER_HELLO, CF_WORKER_ACCEPTED, CF_WORKER_ACCEPTED_INVALID, CF_WORKER_REJECTED].map { Character(UnicodeScalar(UInt8($0))) }
         #expect(letters == ["H", "A", "V", "R"])
+        #expect(Character(UnicodeScalar(UInt8(CF_WORKER_CHILD_ENDED))) == "C")
+        #expect(CF_WORKER_FORK_SERVER_VARIABLE == WorkerProtocol.forkServerVariable)
         #expect(WorkerProtocol.hello == "\(letters[0]) \(CF_WORKER_PROTOCOL_VERSION)")
     }
 
@@ -62,6 +64,15 @@ struct WorkerProtocolTests {
         } catch {
             #expect(error.message.contains("version 2 of the worker protocol"), "\(error)")
             #expect(error.message.contains("version \(WorkerProtocol.version)"), "\(error)")
+        }
+    }
+
+    @Test("a fork server's line for a child that died is read as its wait status and peak memory, and no other line is")
+    func childEnded() {
+        #expect(WorkerProtocol.childEnded(Array("C 4 10980".utf8))! == (4, 10980))
+        #expect(WorkerProtocol.childEnded(Array("C 256 0".utf8))! == (256, 0))
+        for line in ["C", "C ", "C 4", "C x 1", "A C 4 1", "R corrupt C 4 1", "C 4 1 2"] {
+            #expect(WorkerProtocol.childEnded(Array(line.utf8)) == nil, "\(line)")
         }
     }
 }

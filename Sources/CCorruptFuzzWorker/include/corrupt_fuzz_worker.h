@@ -41,8 +41,18 @@
 #define CF_WORKER_FD_VARIABLE "CORRUPT_FUZZ_WORKER_FD"
 /// The result descriptor corrupt-fuzz hands a worker.
 #define CF_WORKER_RESULT_FD 3
-/// The first letters of the protocol's lines: hello, accepted, accepted but invalid, rejected.
-enum { CF_WORKER_HELLO = 'H', CF_WORKER_ACCEPTED = 'A', CF_WORKER_ACCEPTED_INVALID = 'V', CF_WORKER_REJECTED = 'R' };
+/// The first letters of the protocol's lines: hello, accepted, accepted but invalid, rejected,
+/// and the fork server's line for a child that ended mid-input (`C <wait status> <peak kB>`).
+enum {
+    CF_WORKER_HELLO = 'H',
+    CF_WORKER_ACCEPTED = 'A',
+    CF_WORKER_ACCEPTED_INVALID = 'V',
+    CF_WORKER_REJECTED = 'R',
+    CF_WORKER_CHILD_ENDED = 'C'
+};
+/// The environment variable corrupt-fuzz sets to 1 when it wants a fork server
+/// (cf_worker_fork_server).
+#define CF_WORKER_FORK_SERVER_VARIABLE "CORRUPT_FUZZ_FORK_SERVER"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +86,20 @@ int cf_worker_main(int argc, char **argv, cf_worker_load_fn load);
 
 /// cf_worker_main for a loader that opens the file itself (it sees missing files too).
 int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load);
+
+/// Makes the worker a fork server, when corrupt-fuzz asked for one (CF_WORKER_FORK_SERVER_VARIABLE
+/// is 1) and the process runs a single thread: called by the worker loops (cf_worker_main and
+/// CorruptFuzzWorker.serve) after the first input's reply, so that each child starts with the
+/// loader warm (its code paged in, its lazy state made), as AFL++'s deferred fork server
+/// does. The process forks a child
+/// that returns 1 from here and serves inputs until it crashes; the process itself stays in
+/// here and waits. When the child dies mid-input (a signal, or an exit status other than 0), it
+/// writes `C <wait status> <peak memory in kB>` to `result_fd` as that input's reply and forks
+/// the next child: a crash costs a fork instead of a new worker (the loader's start-up, its
+/// runtime, its libraries). A child that exits 0 (standard input ended) ends the server too.
+/// Returns 0 without forking when no fork server is wanted or possible: the caller then serves
+/// inputs itself, as before.
+int cf_worker_fork_server(int result_fd);
 
 #ifdef __cplusplus
 }

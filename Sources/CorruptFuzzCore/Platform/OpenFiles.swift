@@ -65,6 +65,17 @@ public enum OpenFiles {
         #endif
     }
 
+    /// The children of process `pid` (a worker's fork server's child), where the system lists
+    /// them (Linux's `/proc/PID/task/PID/children`); empty elsewhere.
+    public static func children(of pid: pid_t) -> [pid_t] {
+        #if os(Linux)
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else { return [] }
+            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #else
+            return []
+        #endif
+    }
+
     /// The inodes `pid` holds a lock on, from /proc/locks (`1: POSIX ADVISORY WRITE 1234 08:01:5678 0 EOF`).
     static func lockedInodes(of pid: pid_t) -> Set<UInt64> {
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [] }

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -84,8 +85,12 @@ static void on_crash(int signo, siginfo_t *info, void *context) {
 __attribute__((constructor)) static void corrupt_fuzz_install_crash_handler(void) {
     // A Swift program has the Swift runtime's own crash report (SWIFT_BACKTRACE), which names
     // functions and lines; when it is off, the runtime's message alone is what corrupt-fuzz
-    // reads, and frames without names would only split one bug by its call sites.
-    if (dlsym(RTLD_DEFAULT, "swift_retain") != NULL) return;
+    // reads, and frames without names would only split one bug by its call sites. Unless
+    // corrupt-fuzz asks for these frames (CORRUPT_FUZZ_CRASH_FRAMES=1): a persistent worker's
+    // cheap report, whose frames key the crash site, and whose full report corrupt-fuzz gets
+    // from a fresh process once per site.
+    const char *wanted = getenv("CORRUPT_FUZZ_CRASH_FRAMES");
+    if (!(wanted && strcmp(wanted, "1") == 0) && dlsym(RTLD_DEFAULT, "swift_retain") != NULL) return;
     // An alternate stack, so a stack overflow can still be reported.
     static char stack[64 * 1024];
     stack_t alternate = {.ss_sp = stack, .ss_size = sizeof stack, .ss_flags = 0};

@@ -7,9 +7,15 @@
 //                          (a cache of what it saw): state leaks between inputs
 //   WorkerFixture holds    accepts every input, and keeps each input file open with a lock on it
 //   WorkerFixture aging    accepts every input, and runs out of memory at its 50th (a leak)
+//   WorkerFixture threaded strict, with a second thread running (so it is no fork server)
+//   WorkerFixture habits   the hardened habit loader, which traps (an index out of range) on
+//                          about one input in three (those whose FNV-1a hash is 0 modulo 3),
+//                          unless WORKER_FIXTURE_CRASH=0: a frequent, shallow crash
+//                          (Benchmarks/crash-pace)
 // or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
 import CorruptFuzzWorker
 import Foundation
+import HabitLoaders
 
 struct LoadError: Error {
     var reason: String
@@ -18,9 +24,19 @@ struct LoadError: Error {
 
 nonisolated(unsafe) var seen: Set<Data> = []
 
+/// The planted bug of the `habits` mode: reads past the end of a two-entry table for one input
+/// in three.
+@inline(never) func checkedEntry(_ bytes: [UInt8]) -> Int {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    let table = [0, 1]
+    return table[hash % 3 == 0 ? 2 : Int(hash % 2)]
+}
+
 // The mode: WORKER_FIXTURE_MODE, else the first argument (with the variable set, the first
 // argument is free for an input's path, so the fixture also runs one input at a time).
-switch ProcessInfo.processInfo.environment["WORKER_FIXTURE_MODE"] ?? CommandLine.arguments.dropFirst().first {
+let mode = ProcessInfo.processInfo.environment["WORKER_FIXTURE_MODE"] ?? CommandLine.arguments.dropFirst().first
+switch mode {
 case "holds":
     CorruptFuzzWorker.serveFiles { (path: String?) throws(LoadError) -> Int in
         guard let path else { throw LoadError(reason: "not-found", message: "no file") }
@@ -35,12 +51,27 @@ case "aging":
         if count >= 50 { fatalError("failed to allocate 1408 bytes of memory, after \(count) inputs") }
         return data.count
     }
+case "habits":
+    let crashes = ProcessInfo.processInfo.environment["WORKER_FIXTURE_CRASH"] != "0"
+    CorruptFuzzWorker.serve { (data: Data) throws -> Int in
+        let bytes = [UInt8](data)
+        let entry = crashes ? checkedEntry(bytes) : 0
+        return try HardenedHabitLoader.load(bytes).count + entry
+    }
 case "leaky":
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
         guard seen.insert(data).inserted else { return data.count }
         throw LoadError(reason: "corrupt", message: "not seen before")
     }
 default:
+    if mode == "threaded" {
+        let started = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            started.signal()
+            while true { sleep(60) }
+        }
+        started.wait()
+    }
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> String in
         let bytes = [UInt8](data)
         if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""A frequent, shallow crash: inputs/s of a persistent worker that crashes on one input in three,
+against the same worker with the crash turned off, for each corrupt-fuzz build given, side by
+side in one run (rounds alternate builds and modes, so a machine that slows down slows all).
+
+Workers: the hardened habit loader (Swift, `WorkerFixture habits`: an index out of range on one
+input in three) and a trivial C worker (crashy-worker.c: abort()). Both are built from this
+checkout (a worker of this checkout asked for no fork server behaves as before, so an older
+corrupt-fuzz build measures the old behaviour).
+
+    swift build -c release --product corrupt-fuzz --product WorkerFixture
+    python3 Benchmarks/crash-pace/run.py --bin OLD_BUILD_DIR --bin .build/release [--seconds 10 --rounds 3]
+"""
+import argparse, json, os, shutil, statistics, subprocess, tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def campaign(corrupt_fuzz, target, env, schema_args, seconds):
+    reports = tempfile.mkdtemp()
+    try:
+        subprocess.run(
+            [corrupt_fuzz, "run", "--worker", "--target", target + " @@", *schema_args, "--duration", f"{seconds}s",
+             "--jobs", "1", "--no-minimize", "--reports", reports],
+            cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        target = json.load(open(os.path.join(reports, "latest", "summary.json")))["targets"][0]
+        crashes = [f for f in target["findings"] if f["kind"] == "crash"]
+        return target["executions"] / target["fuzzSeconds"], [(f["signature"], f["hits"]) for f in crashes]
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", action="append", required=True, help="a folder holding a corrupt-fuzz build")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp()
+    c_worker = os.path.join(work, "crashy-worker")
+    subprocess.run(["cc", "-O2", "-I", "Sources/CCorruptFuzzWorker/include", "Benchmarks/crash-pace/crashy-worker.c",
+                    "Sources/CCorruptFuzzWorker/corrupt_fuzz_worker.c", "-o", c_worker], cwd=ROOT, check=True)
+    habits = ["--schema", "Corpus/schemas/habit-tracker.ksy", "--corpus", "Corpus/habits"]
+    workers = [
+        ("Swift: hardened habit loader", os.path.join(ROOT, ".build", "release", "WorkerFixture"), "WORKER_FIXTURE_CRASH",
+         {"WORKER_FIXTURE_MODE": "habits"}),
+        ("C: trivial worker", c_worker, "CRASHY_CRASH", {}),
+    ]
+    rates = {}
+    for _ in range(args.rounds):
+        for name, path, switch, env in workers:
+            for build in args.bin:
+                for crash in ("0", "1"):
+                    rate, found = campaign(os.path.join(build, "corrupt-fuzz"), path, {**env, switch: crash}, habits, args.seconds)
+                    rates.setdefault((name, build, crash), []).append(rate)
+                    if crash == "1":
+                        rates.setdefault((name, build, "found"), []).append(found)
+    print("| worker | corrupt-fuzz | crash-free | one in three crashes | ratio | crash findings (hits) |")
+    print("|---|---|---:|---:|---:|---|")
+    for name, _, _, _ in workers:
+        for build in args.bin:
+            free = statistics.median(rates[(name, build, "0")])
+            crashing = statistics.median(rates[(name, build, "1")])
+            found = rates[(name, build, "found")][-1]
+            print(f"| {name} | {build} | {free:,.0f}/s | {crashing:,.0f}/s | {crashing / free:.3f} | "
+                  + "; ".join(f"{s} ({h})" for s, h in found) + " |", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
