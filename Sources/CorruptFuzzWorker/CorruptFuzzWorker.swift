@@ -37,6 +37,10 @@ import Foundation
 /// corrupt-fuzz can tell a command that is not a worker from one that crashed.
 /// Standard output and error go to a log that corrupt-fuzz reads after a crash. A crash or hang
 /// ends the worker: corrupt-fuzz reports it against the input in flight and starts a new worker.
+/// When corrupt-fuzz sets ``WorkerProtocol/forkServerVariable`` to 1, a single-threaded worker
+/// becomes a fork server after its first input (`cf_worker_fork_server` in
+/// `corrupt_fuzz_worker.h`): a child serves the inputs, and a crash costs a fork (the server
+/// writes `C <wait status> <peak kB>` for the input and forks the next child).
 /// State must not leak from one input to the next: corrupt-fuzz re-runs an earlier input now and
 /// then and reports the campaign's stability.
 public enum CorruptFuzzWorker {
