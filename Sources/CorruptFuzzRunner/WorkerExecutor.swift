@@ -252,7 +252,6 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         guard var worker = states[slot].worker else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now
-        var reaped: (status: Int32, usage: rusage)?
         _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
         var cpuDeadline = cf_cpu_deadline()
         if let confirmation {
@@ -281,12 +280,28 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         case .timedOut:
             // A worker printing a crash report at the deadline (symbolicating a deep stack
             // overflow takes a second) is crashing, not hanging: as cf_run does, it gets 5 more
-            // seconds to die of its signal.
-            guard Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)), let ended = Self.reapWithin(worker.pid, seconds: 5) else {
+            // seconds to die of its signal (a fork server then says its child did).
+            let hung = (Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started)), UInt64?.none)
+            guard Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)) else {
                 stop(slot)
-                return (Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started)), nil)
+                return hung
             }
-            reaped = ended
+            switch Self.nextLine(&worker, before: .now + .seconds(5)) {
+            case .line(let bytes):
+                guard let child = WorkerProtocol.childEnded(bytes) else {
+                    stop(slot)  // an answer after the deadline: too late
+                    return hung
+                }
+                states[slot].worker = worker
+                return ended(
+                    status: child.status, peakKilobytes: child.peakKilobytes, stderr: Self.readLog(worker.log, from: logStart), plain: plain,
+                    started: started)
+            case .timedOut:
+                stop(slot)
+                return hung
+            case .ended:
+                break  // the worker died of it: reaped below
+            }
         case .ended:
             break
         }
@@ -294,11 +309,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var status: Int32 = 0
         var usage = rusage()
         kill(-worker.pid, SIGKILL)
-        if let reaped {
-            (status, usage) = reaped
-        } else {
-            while wait4(worker.pid, &status, 0, &usage) < 0, errno == EINTR {}
-        }
+        while wait4(worker.pid, &status, 0, &usage) < 0, errno == EINTR {}
         cf_forget_child(worker.pid)
         let stderr = Self.readLog(worker.log, from: logStart)
         close(worker.results)
@@ -343,18 +354,6 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     static func isPrintingCrashReport(_ log: [UInt8]) -> Bool {
         let text = String(decoding: log, as: UTF8.self)
         return crashReportMarkers.contains { text.contains($0) }
-    }
-
-    /// The exit status and usage of `pid` if it ends within `seconds` (reaped), else nil.
-    static func reapWithin(_ pid: pid_t, seconds: Double) -> (status: Int32, usage: rusage)? {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        var status: Int32 = 0
-        var usage = rusage()
-        while ContinuousClock.now < deadline {
-            if wait4(pid, &status, WNOHANG, &usage) == pid { return (status, usage) }
-            usleep(10_000)
-        }
-        return nil
     }
 
     private func micros(since start: ContinuousClock.Instant) -> Int64 {
