@@ -906,13 +906,3 @@ struct UnsafeMutableSendableBuffer<Element>: @unchecked Sendable {
         nonmutating set { base[index] = newValue }
     }
 }
-
-extension LockedBox where Value == Int {
-    /// The current value, then one more.
-    func next() -> Int {
-        lock.withLock {
-            defer { stored += 1 }
-            return stored
-        }
-    }
-}
