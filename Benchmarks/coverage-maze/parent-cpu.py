@@ -1,27 +1,69 @@
 #!/usr/bin/env python3
 """corrupt-fuzz's own CPU time (its children left out) per million inputs, at --jobs 1 and 2:
-the bundled hardened loaders as workers, 15 s each. Run from anywhere after
-`swift build -c release`; reads /proc (Linux).
+the bundled hardened loaders as workers, 15 s each, and the busiest thread's share of a core
+(one thread making and judging every input was the bound of --jobs N, #32). Run from anywhere
+after `swift build -c release`; reads /proc (Linux).
 
     python3 Benchmarks/coverage-maze/parent-cpu.py
+    python3 Benchmarks/coverage-maze/parent-cpu.py --bin /tmp/before --bin .build/release --seconds 10
+
+With several --bin folders (each a release build's corrupt-fuzz and loaders), every
+configuration runs once per folder, one after the other, so that the builds share the
+machine's moods. The corpus and schemas are this checkout's.
 """
-import subprocess, time, json, os, sys, tempfile, shutil
-ROOT=os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")); BIN=os.path.join(ROOT, ".build", "release")
-tck=os.sysconf("SC_CLK_TCK")
-def run(loader, opts, jobs, secs=15):
-    rep=tempfile.mkdtemp()
-    p=subprocess.Popen([f"{BIN}/corrupt-fuzz","run","--worker","--target",f"{BIN}/{loader} @@",*opts,"--duration",f"{secs}s","--jobs",str(jobs),"--no-minimize","--reports",rep],cwd=ROOT,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)
-    last=0
+import argparse, json, os, shutil, subprocess, tempfile, time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TCK = os.sysconf("SC_CLK_TCK")
+LOADERS = [
+    ("friend-list-hardened", ["--format", "friend-list", "--corpus", "Corpus/friend-lists"]),
+    ("habit-loader-hardened", ["--schema", "Corpus/schemas/habit-tracker.ksy", "--corpus", "Corpus/habits"]),
+]
+
+
+def cpu(path):
+    """utime + stime of a /proc stat file, in seconds."""
+    fields = open(path).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TCK
+
+
+def run(bin, loader, opts, jobs, secs):
+    """(process CPU, busiest thread's CPU, executions, fuzz seconds) of one campaign."""
+    rep = tempfile.mkdtemp()
+    p = subprocess.Popen(
+        [f"{bin}/corrupt-fuzz", "run", "--worker", "--target", f"{bin}/{loader} @@", *opts, "--duration", f"{secs}s",
+         "--jobs", str(jobs), "--no-minimize", "--reports", rep],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    total, threads = 0, {}
     while p.poll() is None:
         try:
-            f=open(f"/proc/{p.pid}/stat").read().rsplit(")",1)[1].split()
-            last=(int(f[11])+int(f[12]))/tck
-        except Exception: pass
+            total = cpu(f"/proc/{p.pid}/stat")
+            for tid in os.listdir(f"/proc/{p.pid}/task"):
+                threads[tid] = cpu(f"/proc/{p.pid}/task/{tid}/stat")
+        except Exception:
+            pass
         time.sleep(0.1)
-    t=json.load(open(os.path.join(rep,"latest","summary.json")))["targets"][0]
-    shutil.rmtree(rep,ignore_errors=True)
-    return last, t["executions"], t["fuzzSeconds"]
-for loader,opts in [("friend-list-hardened",["--format","friend-list","--corpus","Corpus/friend-lists"]),("habit-loader-hardened",["--schema","Corpus/schemas/habit-tracker.ksy","--corpus","Corpus/habits"])]:
-    for jobs in (1,2):
-        cpu,ex,fs=run(loader,opts,jobs)
-        print(f"| {loader} | --jobs {jobs} | {ex/fs:,.0f}/s | {cpu:.2f} s in {fs:.1f} s ({cpu/fs:.2f} of a core) | {cpu/ex*1e6:.1f} s |",flush=True)
+    t = json.load(open(os.path.join(rep, "latest", "summary.json")))["targets"][0]
+    shutil.rmtree(rep, ignore_errors=True)
+    return total, max(threads.values(), default=0), t["executions"], t["fuzzSeconds"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", action="append", help="a folder with corrupt-fuzz and the loaders (default: this checkout's .build/release); repeatable")
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    bins = [os.path.abspath(b) for b in args.bin or [os.path.join(ROOT, ".build", "release")]]
+    print("| build | loader | jobs | inputs/s | corrupt-fuzz's CPU | CPU per million inputs | busiest thread |")
+    print("|---|---|---|---|---|---|---|")
+    for loader, opts in LOADERS:
+        for jobs in args.jobs:
+            for bin in bins:
+                total, busiest, ex, fs = run(bin, loader, opts, jobs, args.seconds)
+                print(f"| {os.path.basename(os.path.normpath(bin))} | {loader} | {jobs} | {ex / fs:,.0f}/s | {total:.2f} s in {fs:.1f} s ({total / fs:.2f} of a core) "
+                      f"| {total / ex * 1e6:.1f} s | {busiest / fs:.2f} of a core |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -91,8 +91,7 @@ public enum ReportMerge {
                 continue
             }
             var kept = out.findings[index]
-            kept.mergeVariants(of: record)
-            kept.hits += record.hits
+            kept.absorb(record)
             if record.firstSeconds < kept.firstSeconds {
                 kept.firstSeconds = record.firstSeconds
                 kept.firstExecution = record.firstExecution

@@ -170,6 +170,13 @@ extension FindingRecord {
         return list
     }
 
+    /// Adds the hits and variants of `other`, the same finding first hit later (by another job
+    /// of the campaign, in another shard).
+    public mutating func absorb(_ other: FindingRecord) {
+        mergeVariants(of: other)
+        hits += other.hits
+    }
+
     /// Adds `other`'s variants (the same finding, from another shard or night) to these.
     public mutating func mergeVariants(of other: FindingRecord) {
         var merged = allVariants
@@ -358,12 +365,12 @@ public final class Campaign: @unchecked Sendable {
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String
-    /// Used by `run` alone, on its own thread (the slots of a batch do not touch it), twice per
-    /// input: without the runtime's exclusivity checks.
-    @exclusivity(unchecked) private var schedule: InputSchedule
-    private let seeds: [Seed]
-    private let takesPath: Bool
-    private let mutator: (any StructureAwareMutator)?
+    let seeds: [Seed]
+    let takesPath: Bool
+    let mutator: (any StructureAwareMutator)?
+    let regressions: [TestInput]
+    /// The jobs' schedules after ``run(progress:shouldStop:fuzzed:)``.
+    private var schedules: [InputSchedule] = []
 
     /// Creates a campaign.
     /// - Parameters:
@@ -387,9 +394,7 @@ public final class Campaign: @unchecked Sendable {
         self.seeds = seeds
         self.takesPath = takesPath
         self.mutator = mutator
-        schedule = InputSchedule(
-            seeds: seeds, configuration: configuration, includeMissingFile: takesPath, mutator: mutator,
-            regressions: regressions, traps: judge.traps)
+        self.regressions = regressions
     }
 
     /// A campaign whose judge labels with `validator` (and reports `reference`'s verdict beside
@@ -406,16 +411,23 @@ public final class Campaign: @unchecked Sendable {
             mutator: mutator, regressions: regressions)
     }
 
-    /// The inputs that showed new behaviour, kept to be mutated further (at most 512): after
-    /// ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next run.
-    public var interestingInputs: [TestInput] { schedule.addedInputs }
+    /// The inputs that showed new behaviour, kept to be mutated further (at most 512 per job):
+    /// after ``run(progress:shouldStop:fuzzed:)``, what `run --corpus-output` saves for the next
+    /// run. Each once, though the jobs offered them to each other.
+    public var interestingInputs: [TestInput] {
+        var seen: Set<[UInt8]?> = []
+        return schedules.flatMap(\.addedInputs).filter { seen.insert($0.bytes).inserted }
+    }
 
-    private typealias Judged = Judge.Judgement
-
-    /// Runs the campaign.
+    /// Runs the campaign: one job per slot of the executor (``Job``), job 0 on the calling
+    /// thread and the others on threads of their own; their findings merged when all have
+    /// stopped, then minimized and checked in a fresh process.
     /// - Parameters:
-    ///   - progress: Called after every batch (from the calling thread).
-    ///   - shouldStop: Polled after every batch and during minimization (e.g. Ctrl-C).
+    ///   - progress: Called after every batch of job 0, then while the others finish (from the
+    ///     calling thread).
+    ///   - shouldStop: Polled after every batch of job 0, then while the others finish (from the
+    ///     calling thread; every job stops at its next batch), and during minimization (e.g.
+    ///     Ctrl-C).
     ///   - fuzzed: Called with the findings before minimization starts, so a report can be
     ///     written that no later phase can lose.
     /// - Throws: ``CorruptFuzzError`` when the first seeds show the target cannot be used (it
@@ -430,12 +442,6 @@ public final class Campaign: @unchecked Sendable {
             targetName: targetName, targetCommand: targetCommand, validatorName: validator?.name,
             configuration: configuration, seedNames: seeds.map(\.name))
         result.outsideTraps = judge.traps
-        var records: [FindingKey: Int] = [:]
-        // Per finding (by index), the keys of its variants seen so far (``FindingVariant/key(of:)``).
-        var variantKeys: [[UInt64: Int]] = []
-        var behaviours: Set<Int> = []
-        var normalized = NormalizedMessages()
-        var coverage = CoverageTable()
         let start = configuration.startedAt ?? ContinuousClock.now
         let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
         // The whole campaign ends by `end`; with a finding, fuzzing leaves minimization its share
@@ -444,88 +450,32 @@ public final class Campaign: @unchecked Sendable {
         let minimizeShare: Duration =
             configuration.minimize ? .milliseconds(Int(min(configuration.minimizeTotalSeconds, (maxSeconds ?? 0) / 5) * 1000)) : .zero
         let reportMargin: Duration = .milliseconds(Int(min(1, (maxSeconds ?? 0) / 50) * 1000))
-        let batchSize = max(1, executor.batchSize)
-        var seedsRejected = 0
-        var seedsRun = 0
+        let jobCount = max(1, executor.slots)
+        let plan = Plan(end: end, minimizeShare: minimizeShare, reportMargin: reportMargin, batchSize: max(1, executor.batchSize / jobCount))
+        let shared = Shared(jobs: jobCount, start: start, seedCount: seeds.count, exchangeWaits: configuration.maxRuns != nil)
+        let jobs = (0..<jobCount).map { Job(index: $0, of: jobCount, campaign: self, shared: shared, result: result) }
 
         func elapsed() -> Double { (ContinuousClock.now - start).seconds }
         func report(_ phase: String) {
-            var byKind: [FindingKind: Int] = [:]
-            for record in result.findings { byKind[record.finding.kind, default: 0] += 1 }
+            let now = shared.snapshot()
             let remaining: String
             if let maxRuns = configuration.maxRuns {
-                remaining = "\(max(0, maxRuns - result.executions)) runs"
+                remaining = "\(max(0, maxRuns - now.executions)) runs"
             } else {
                 remaining = "\(Int(max(0, (maxSeconds ?? 0) - elapsed()).rounded(.up)))s"
             }
             progress(
                 CampaignProgress(
-                    targetName: targetName, executions: result.executions, elapsedSeconds: elapsed(),
-                    remaining: remaining, findingsByKind: byKind, phase: phase, edges: result.coverage?.edges))
+                    targetName: targetName, executions: now.executions, elapsedSeconds: elapsed(), remaining: remaining,
+                    findingsByKind: now.findingsByKind, phase: phase, edges: now.edges > 0 ? now.edges : nil))
         }
-
-        /// Counts one judged input: its finding, or its behaviour (new behaviour joins the pool).
-        func take(_ input: TestInput, _ outcome: borrowing Judged) throws(CorruptFuzzError) {
-            result.executions += 1
-            if outcome.slow { result.slowInputs += 1 }
-            result.inputSequenceHash = Self.fnv(result.inputSequenceHash, input, byName: judge.traps != nil)
-            if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
-                result.targetGivesReasons = true
-            }
-            if case .undecided(let why)? = outcome.verdict {
-                let key = Normalize.message(why)
-                if result.undecided[key] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
-                    result.undecided[key, default: 0] += 1
-                }
-            }
-            if input.steps.isEmpty {
-                seedsRun += 1
-                if case .rejected = outcome.execution.outcome { seedsRejected += 1 }
-                if seedsRun == seeds.count, seedsRejected == seeds.count, !takesPath {
-                    throw CorruptFuzzError(
-                        .invalidArgument,
-                        "the target rejected every seed given on standard input; if it reads a file path, put @@ where the path goes (--target '\(targetCommand) @@'). First seed's stderr: \(Self.firstLine(outcome.execution.stderr))"
-                    )
-                }
-            }
-            // Every run's coverage counts, a finding's too: a slot reports an edge only the
-            // first time it sees it, so the campaign must not miss that time.
-            var novelty = CoverageTable.Novelty.none
-            if let sample = outcome.execution.coverage {
-                novelty = coverage.add(sample)
-                if result.coverage == nil { result.coverage = CoverageSummary() }
-                result.coverage?.edges = coverage.edges
-                if !sample.comparisons.isEmpty { schedule.noteComparisons(sample.comparisons, of: input) }
-            }
-            if let finding = outcome.finding {
-                if let index = records[finding.key] {
-                    result.findings[index].count(finding, keys: &variantKeys[index])
-                } else {
-                    // Keyed by the detail as judged (the record's may add the reference
-                    // validator's words), so that later hits like it count as its variant.
-                    variantKeys.append([FindingVariant.key(of: finding.detail): 0])
-                    records[finding.key] = result.findings.count
-                    let first = judge.withReference(finding)
-                    result.findings.append(
-                        FindingRecord(
-                            finding: first, hits: 1, firstExecution: result.executions, firstSeconds: elapsed()))
-                }
-            } else {
-                let behaviour = Self.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)
-                if behaviours.insert(behaviour).inserted || novelty != .none {
-                    // Bounded: a loader whose messages quote the data would grow it forever.
-                    if behaviours.count > Self.maxBehaviours { behaviours.removeAll() }
-                    if novelty != .none { result.coverage?.inputsKept += 1 }
-                    // Only a new edge makes it a favoured parent: another hit count of a loop
-                    // is most often a longer input, slower to run.
-                    schedule.addToPool(input, reachedNewCode: novelty == .edge, comparisons: outcome.execution.coverage?.comparisons ?? [])
-                }
-            }
-        }
-
         var lastSweep = ContinuousClock.now
         var lastTrim = ContinuousClock.now
-        loop: while true {
+        /// What the calling thread does between job 0's batches, then while the other jobs
+        /// finish: processes the targets left running killed, memory given back, progress
+        /// reported, and the caller's stop polled for every job (the jobs' threads never call
+        /// the caller's closures).
+        func checkpoint(afterBatch: Bool) -> Bool {
             if ContinuousClock.now - lastSweep > .milliseconds(250) {
                 result.escapedProcessesKilled += Int(cf_reap_escapees())
                 lastSweep = ContinuousClock.now
@@ -536,52 +486,35 @@ public final class Campaign: @unchecked Sendable {
                     lastTrim = lastSweep
                 }
             }
-            if shouldStop() { result.stopReason = .interrupted; break }
-            if let maxRuns = configuration.maxRuns, result.executions >= maxRuns { result.stopReason = .runs; break }
-            if let end, ContinuousClock.now >= end - (result.findings.isEmpty ? .zero : minimizeShare + reportMargin) {
-                result.stopReason = .duration
-                break
-            }
-            let count = min(batchSize, configuration.maxRuns.map { $0 - result.executions } ?? batchSize)
-            var failure: CorruptFuzzError?
-            if executor.slots == 1 {
-                // One slot (in-process checks): each input is made when its turn comes and
-                // counted as soon as it is judged, so no judgement is copied into an array and
-                // out again, the next input's parent may be the last one, and the few buffers an
-                // input needs are reused by the allocator (a batch of 64 inputs made at once
-                // and freed at once missed its per-thread cache).
-                for _ in 0..<count {
-                    let input = schedule.next()
-                    let judged: Judged
-                    do throws(CorruptFuzzError) {
-                        judged = try judge.run(input, on: executor, slot: 0)
-                    } catch {
-                        failure = error
-                        break
-                    }
-                    try take(input, judged)
-                    schedule.recycle(input)
-                }
-            } else {
-                let batch = (0..<count).map { _ in schedule.next() }
-                let judged: [Judged]
-                do throws(CorruptFuzzError) {
-                    judged = try runBatch(batch)
-                } catch {
-                    failure = error
-                    judged = []
-                }
-                for (input, outcome) in zip(batch, judged) { try take(input, outcome) }
-            }
-            if let failure {
-                // Before anything ran, the target is unusable: a configuration error.
-                if result.executions == 0 { throw failure }
-                result.toolError = failure.description
-                result.stopReason = .error
-                break
-            }
-            report("fuzzing")
+            if afterBatch { report("fuzzing") }
+            guard shouldStop() else { return false }
+            shared.requestStop()
+            return true
         }
+
+        let running = DispatchGroup()
+        for job in jobs.dropFirst() {
+            running.enter()
+            let thread = Thread {
+                job.run(plan) { _ in false }
+                running.leave()
+            }
+            // As much stack as the calling thread has: a validator may recurse deep.
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        jobs[0].run(plan, checkpoint: checkpoint)
+        while running.wait(timeout: .now() + .milliseconds(100)) == .timedOut { _ = checkpoint(afterBatch: true) }
+        schedules = jobs.map(\.schedule)
+
+        Self.merge(jobs.map(\.result), into: &result)
+        if let failure = shared.failure {
+            // Before anything ran, the target is unusable: a configuration error.
+            if failure.thrown || result.executions == 0 { throw failure.error }
+            result.toolError = failure.error.description
+            result.stopReason = .error
+        }
+        if result.coverage != nil { result.coverage?.edges = shared.edges }
         result.fuzzSeconds = elapsed()
         result.totalSeconds = elapsed()
         result.stability = executor.stability
@@ -601,6 +534,42 @@ public final class Campaign: @unchecked Sendable {
         return result
     }
 
+    /// Adds the jobs' results to `result`: executions and counts add up, the input hashes are
+    /// mixed in job order (one job's is the campaign's), findings with one key become one (the
+    /// first hit's, by execution number, with every job's hits and variants), and the campaign
+    /// stopped for the reason its jobs did (an interruption first, then the time).
+    static func merge(_ jobs: [CampaignResult], into result: inout CampaignResult) {
+        result.inputSequenceHash = jobs.count == 1 ? jobs[0].inputSequenceHash : FNV1a.offset
+        var records: [FindingKey: Int] = [:]
+        for job in jobs {
+            result.executions += job.executions
+            result.slowInputs += job.slowInputs
+            result.targetGivesReasons = result.targetGivesReasons || job.targetGivesReasons
+            for (reason, count) in job.undecided
+            where result.undecided[reason] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
+                result.undecided[reason, default: 0] += count
+            }
+            if let coverage = job.coverage {
+                result.coverage = CoverageSummary(edges: 0, inputsKept: (result.coverage?.inputsKept ?? 0) + coverage.inputsKept)
+            }
+            if jobs.count > 1 {
+                for shift in stride(from: 0, to: 64, by: 8) {
+                    result.inputSequenceHash = FNV1a.add(UInt8(truncatingIfNeeded: job.inputSequenceHash >> UInt64(shift)), to: result.inputSequenceHash)
+                }
+            }
+        }
+        for record in jobs.flatMap(\.findings).sorted(by: { $0.firstExecution < $1.firstExecution }) {
+            if let index = records[record.finding.key] {
+                result.findings[index].absorb(record)
+            } else {
+                records[record.finding.key] = result.findings.count
+                result.findings.append(record)
+            }
+        }
+        let reasons = Set(jobs.map(\.stopReason))
+        result.stopReason = reasons.contains(.interrupted) ? .interrupted : reasons.contains(.duration) ? .duration : .runs
+    }
+
     /// Kills what targets left running, until nothing is left (a killed escapee's own children
     /// are re-parented to us in turn). Returns how many were killed.
     static func reapEscapees() -> Int {
@@ -615,32 +584,6 @@ public final class Campaign: @unchecked Sendable {
     }
 
     // MARK: - Execution
-
-    private func runBatch(_ batch: [TestInput]) throws(CorruptFuzzError) -> [Judged] {
-        let slots = executor.slots
-        var judged = [Judged?](repeating: nil, count: batch.count)
-        let failure = LockedBox<CorruptFuzzError?>(nil)
-        // Each slot takes the next input not yet taken, so a slot with quick inputs does not
-        // wait for one that drew a slow input (a fixed share per slot left one core idle).
-        let taken = LockedBox(0)
-        judged.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeMutableSendableBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: min(slots, batch.count)) { slot in
-                while true {
-                    let index = taken.next()
-                    guard index < batch.count, failure.value == nil else { return }
-                    do throws(CorruptFuzzError) {
-                        out[index] = try judge.run(batch[index], on: executor, slot: slot)
-                    } catch {
-                        failure.set(error)
-                        return
-                    }
-                }
-            }
-        }
-        if let error = failure.value { throw error }
-        return judged.map { $0! }
-    }
 
     /// How many distinct behaviours a campaign remembers before it starts over.
     static let maxBehaviours = 20_000
@@ -800,7 +743,7 @@ public final class Campaign: @unchecked Sendable {
     /// Mixes one input into the sequence hash. With outside traps, the canary path and the
     /// listener's port differ from run to run, so the input counts by its seed, its mutations
     /// (names carry offsets and values) and its length instead of its bytes.
-    private static func fnv(_ hash: UInt64, _ input: TestInput, byName: Bool) -> UInt64 {
+    static func fnv(_ hash: UInt64, _ input: TestInput, byName: Bool) -> UInt64 {
         let prime = FNV1a.prime
         var h = hash
         // No closure for a byte's step: one that captures `h` put it in a heap box per input.
@@ -962,15 +905,5 @@ struct UnsafeMutableSendableBuffer<Element>: @unchecked Sendable {
     subscript(index: Int) -> Element {
         get { base[index] }
         nonmutating set { base[index] = newValue }
-    }
-}
-
-extension LockedBox where Value == Int {
-    /// The current value, then one more.
-    func next() -> Int {
-        lock.withLock {
-            defer { stored += 1 }
-            return stored
-        }
     }
 }
