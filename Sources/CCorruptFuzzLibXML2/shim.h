@@ -12,4 +12,31 @@
 #include <libxml/xmlschemas.h>
 #include <libxml/relaxng.h>
 #include <libxml/valid.h>
+#include <string.h>
+
+/// What cf_xml_read_in_place's reader has left to give libxml2.
+struct cf_xml_memory_reader {
+    const char *next;
+    int left;
+};
+
+static int cf_xml_memory_read(void *context, char *buffer, int length) {
+    struct cf_xml_memory_reader *reader = (struct cf_xml_memory_reader *)context;
+    int count = length < reader->left ? length : reader->left;
+    memcpy(buffer, reader->next, (size_t)count);
+    reader->next += count;
+    reader->left -= count;
+    return count;
+}
+
+// xmlReadMemory, without a copy of a large document: libxml2 2.9 copies the whole buffer into
+// its input before parsing (an 8 MB document cost a validator 17 MB more), so a document of a
+// megabyte or more is read through callbacks instead, a few kilobytes at a time, which the
+// parser lets go as it goes (its limits without XML_PARSE_HUGE then include one on how much it
+// looks ahead, "Huge input lookup", 10,000,000 bytes). Smaller ones are read as before.
+static inline xmlDocPtr cf_xml_read_in_place(const char *buffer, int size, const char *url, int options) {
+    if (buffer == NULL || size < (1 << 20)) return xmlReadMemory(buffer, size, url, NULL, options);
+    struct cf_xml_memory_reader reader = {buffer, size};
+    return xmlReadIO(cf_xml_memory_read, NULL, &reader, url, NULL, options);
+}
 #endif

@@ -532,6 +532,14 @@ int cf_interrupted(void) { return interrupted != 0; }
 
 void cf_request_interrupt(void) { interrupted = 1; }
 
+void cf_return_large_blocks_at_once(void) {
+#if defined(__GLIBC__)
+    // A fixed threshold turns off glibc's dynamic one, which after the first large block is
+    // freed serves blocks up to 32 MB from the heap, where freed ones stay resident.
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
+}
+
 void cf_release_freed_memory(void) {
 #if defined(__GLIBC__)
     malloc_trim(0);

@@ -14,8 +14,9 @@ public struct StructuredMutation: Sendable, Hashable {
 }
 
 /// One entry of a format's catalogue, made when it is due. A campaign holds the recipe of every
-/// entry and the bytes of one at a time: a hostile XML catalogue is over 100 MB for each seed,
-/// and built at once it held a campaign of 20 seeds for half a minute before its first input.
+/// entry and the bytes of one at a time: a hostile XML catalogue is over 20 MB for each root
+/// element, and built at once (when its attribute was 100 MB) it held a campaign of 20 seeds
+/// for half a minute before its first input.
 public struct CatalogueEntry: Sendable {
     /// `billion-laughs`, `count=-1 habits[0].num_dates`.
     public var name: String
@@ -102,7 +103,7 @@ extension StructureAwareMutator {
 }
 
 /// What a catalogue is built for: the campaign's outside traps, if it set them, and the
-/// largest input worth building (a test run leaves out the 100 MB documents a nightly run tries).
+/// largest input worth building (a campaign leaves out entries over 16 MiB).
 public struct CatalogueContext: Sendable {
     /// The canary file and loopback listener, for documents that name external resources.
     public var traps: OutsideTraps?

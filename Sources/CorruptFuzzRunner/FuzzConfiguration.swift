@@ -1,3 +1,4 @@
+import CCorruptFuzzSpawn
 import CorruptFuzzCore
 import Foundation
 
@@ -21,9 +22,10 @@ public struct FuzzConfiguration: Sendable {
     public var limits = ProcessExecutor.Limits()
     /// Inputs never grow beyond this many bytes.
     public var maxInputLength: Int = 1 << 20
-    /// Catalogue entries larger than this are left out (the hostile XML catalogue has an 8 MB
-    /// text node and a 100 MB attribute).
-    public var maxCatalogueInputLength: Int = 128 << 20
+    /// Catalogue entries larger than this are left out (the hostile XML catalogue's largest is a
+    /// 12 MiB attribute). With ``jobs``, it bounds the campaign's own memory: at most one entry of
+    /// a megabyte or more is in flight at a time (``InputSchedule``).
+    public var maxCatalogueInputLength: Int = 16 << 20
     /// Havoc stacks up to this many mutations on one input (a power of two).
     public var maxStackedMutations: Int = 8
     /// Files up to this size are truncated at every length; larger ones at sampled lengths.
@@ -55,6 +57,12 @@ public struct FuzzConfiguration: Sendable {
 public enum System {
     /// The number of processor cores available to this process.
     public static var coreCount: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// Has the allocator give each block of 256 KiB or more back to the system as soon as it is
+    /// freed (glibc; elsewhere nothing): a campaign's resident memory then follows what it holds,
+    /// not the largest input it ran. Process-wide, so for a program that runs campaigns (the
+    /// CLI), not for a library's caller.
+    public static func returnLargeBlocksAtOnce() { cf_return_large_blocks_at_once() }
 }
 
 extension FuzzConfiguration: Codable {

@@ -25,6 +25,9 @@ public struct InputSchedule: Sendable {
     private let stages: [Stage]
     private var stageIndex = 0
     private var turn = 0
+    /// The turn before which the catalogue waits: after an entry of a megabyte or more, a
+    /// campaign's batch of havoc (four inputs a job), so that one batch never holds two.
+    private var catalogueResumes = 0
     private let configuration: FuzzConfiguration
     /// The format's structure-aware mutator, in a box: calling an existential kept in a struct
     /// while the struct's random generator is passed `inout` copies it.
@@ -302,8 +305,14 @@ public struct InputSchedule: Sendable {
         }
         turn += 1
         if catalogue != nil {
-            if turn % 4 != 0 {
-                if let input = catalogue?.next() { return input }
+            if turn % 4 != 0, turn >= catalogueResumes {
+                if let input = catalogue?.next() {
+                    // A campaign makes a batch of inputs before it runs them: large entries
+                    // next to each other (a huge text, then a huge attribute, for each root
+                    // element) would all be in memory at once, with the validator's copy of each.
+                    if input.bytes?.count ?? 0 >= CatalogueCursor.largeLength { catalogueResumes = turn + 1 + 4 * max(1, configuration.jobs) }
+                    return input
+                }
                 catalogue = nil
             }
         } else if stageIndex < stages.count, turn % 2 != 0 {

@@ -29,7 +29,7 @@ public struct XMLFormat: FuzzFormat {
         if let schema { return schema }
         return ClosureValidator(name: "well-formed XML") { (bytes: [UInt8]) -> Verdict in
             do throws(XMLProblem) {
-                _ = try XMLReader.read(bytes)
+                try XMLReader.checkWellFormed(bytes)
                 return .valid
             } catch  where error.limitExceeded {
                 // Well-formed as far as we know, but beyond what the safe reader reads.

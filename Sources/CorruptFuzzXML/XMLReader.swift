@@ -19,12 +19,18 @@ public enum XMLReader {
     /// quadratic time (100,000 attributes take 16 s), so the reader refuses more up front.
     public static let maxAttributesPerElement = 10_000
 
-    /// Refuses inputs that would make libxml2 itself slow, before parsing. Text between tags is
+    /// libxml2's limit on one text node or attribute value without XML_PARSE_HUGE
+    /// (XML_MAX_TEXT_LENGTH): a longer one is refused as over it.
+    public static let maxTextLength = 10_000_000
+
+    /// Refuses inputs that would make libxml2 itself slow, or that it would refuse as over its
+    /// limits only after copying them, before parsing: more than ``maxAttributesPerElement``
+    /// attributes, an attribute value over ``maxTextLength`` bytes. Text between tags is
     /// skipped with `memchr`, so a huge text node costs next to nothing. Also refuses a NUL byte
     /// in a document of 8-bit units (see ``checkNUL(_:)``).
     static func checkLimits(_ bytes: [UInt8]) throws(XMLProblem) {
         try checkNUL(bytes)
-        let tooMany: Int? = bytes.withUnsafeBufferPointer { buffer in
+        let overLimit: (offset: Int, message: String)? = bytes.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return nil }
             var i = 0
             let n = buffer.count
@@ -37,8 +43,12 @@ public enum XMLReader {
                     if quote != 0 {
                         // Inside a quoted value: jump to its closing quote.
                         guard let end = memchr(base + i, Int32(quote), n - i) else { return nil }
+                        let start = i
                         i = base.distance(to: end.assumingMemoryBound(to: UInt8.self)) + 1
                         quote = 0
+                        if i - 1 - start > maxTextLength {
+                            return (start, "an attribute value over \(maxTextLength) bytes, libxml2's limit (XML_MAX_TEXT_LENGTH) without XML_PARSE_HUGE")
+                        }
                         continue
                     }
                     let byte = base[i]
@@ -49,15 +59,15 @@ public enum XMLReader {
                         quote = byte
                     } else if byte == UInt8(ascii: "=") {
                         attributes += 1
-                        if attributes > maxAttributesPerElement { return i }
+                        if attributes > maxAttributesPerElement { return (i, "an element has more than \(maxAttributesPerElement) attributes") }
                     }
                 }
             }
             return nil
         }
-        if let offset = tooMany {
+        if let (offset, message) = overLimit {
             let line = 1 + bytes[..<offset].lazy.filter { $0 == 0x0A }.count
-            throw XMLProblem(line: line, path: nil, message: "an element has more than \(maxAttributesPerElement) attributes", limitExceeded: true)
+            throw XMLProblem(line: line, path: nil, message: message, limitExceeded: true)
         }
     }
 
@@ -82,20 +92,34 @@ public enum XMLReader {
     /// (a document that should have none can then be refused: the DTD is where entity bombs
     /// and external entities live).
     public static func readDocument(_ bytes: [UInt8]) throws(XMLProblem) -> (tree: XMLTree, doctype: String?) {
+        try withDocument(bytes) { document, root in
+            let doctype = document.pointee.intSubset.map { subset in subset.pointee.name.map { String(cString: $0) } ?? "" }
+            return (XMLTree(root: element(root)), doctype)
+        }
+    }
+
+    /// Whether `bytes` are a well-formed document, as ``read(_:)`` decides, without making its
+    /// tree (a validator's question: an 8 MB text node is not copied into a `String`).
+    /// - Throws: ``XMLProblem`` with libxml2's first error.
+    public static func checkWellFormed(_ bytes: [UInt8]) throws(XMLProblem) {
+        try withDocument(bytes) { _, _ in }
+    }
+
+    /// Parses `bytes` safely and gives `body` the document and its root element.
+    static func withDocument<T>(_ bytes: [UInt8], _ body: (xmlDocPtr, xmlNodePtr) -> T) throws(XMLProblem) -> T {
         initializeLibXML2()
         try checkLimits(bytes)
         let document = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress.map { base in
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                    xmlReadMemory($0, Int32(clamping: buffer.count), "input.xml", nil, safeOptions)
+                    cf_xml_read_in_place($0, Int32(clamping: buffer.count), "input.xml", safeOptions)
                 }
             } ?? nil
         }
         guard let document else { throw lastError() ?? XMLProblem(line: 0, path: nil, message: "not well-formed") }
         defer { xmlFreeDoc(document) }
         guard let root = xmlDocGetRootElement(document) else { throw XMLProblem(line: 0, path: nil, message: "no root element") }
-        let doctype = document.pointee.intSubset.map { subset in subset.pointee.name.map { String(cString: $0) } ?? "" }
-        return (XMLTree(root: element(root)), doctype)
+        return body(document, root)
     }
 
     /// libxml2's last error on this thread.

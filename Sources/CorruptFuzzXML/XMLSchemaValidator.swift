@@ -43,7 +43,7 @@ public final class XMLSchemaValidator: Validator, @unchecked Sendable {
         let document = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress.flatMap { base in
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                    xmlReadMemory($0, Int32(clamping: buffer.count), "input.xml", nil, XMLReader.safeOptions)
+                    cf_xml_read_in_place($0, Int32(clamping: buffer.count), "input.xml", XMLReader.safeOptions)
                 }
             }
         }

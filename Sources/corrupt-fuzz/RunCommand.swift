@@ -91,6 +91,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        System.returnLargeBlocksAtOnce()
         var configuration = FuzzConfiguration()
         // --duration is the command's wall time: setup, fuzzing, minimization and the report.
         configuration.startedAt = .now

@@ -102,6 +102,12 @@ int cf_become_subreaper(void);
 /// succeeded. Safe to call from any thread.
 int cf_reap_escapees(void);
 
+/// Makes every allocation of 256 KiB or more a mapping of its own, unmapped when freed (glibc;
+/// elsewhere nothing): the megabytes of a large input, and of the validator's parse of it,
+/// leave resident memory as soon as the input has run. For a process that runs campaigns (the
+/// CLI), not a library's caller.
+void cf_return_large_blocks_at_once(void);
+
 /// Gives freed heap memory back to the system (glibc: malloc_trim, every thread's heap;
 /// macOS: malloc_zone_pressure_relief), so a campaign's resident memory follows what it holds.
 void cf_release_freed_memory(void);
