@@ -101,6 +101,9 @@ extension Campaign {
                 for _ in 0..<count {
                     let input = schedule.next()
                     let judged: Judge.Judgement
+                    let large = input.bytes?.count ?? 0 >= InputSchedule.largeInputLength
+                    if large { shared.largeInput.lock() }
+                    defer { if large { shared.largeInput.unlock() } }
                     do throws(CorruptFuzzError) {
                         judged = try judge.run(input, on: executor, slot: index)
                     } catch {
@@ -216,6 +219,10 @@ extension Campaign {
         let start: ContinuousClock.Instant
         /// The jobs' kept inputs, offered to each other; nil for one job.
         let exchange: CorpusExchange?
+        /// Held by a job while it runs an input of a megabyte or more (a format's huge
+        /// catalogue entries, up to 16 MB, each read again by the validator): one at a time in
+        /// the campaign, so that its memory does not grow with the jobs.
+        let largeInput = NSLock()
         private let lock = NSLock()
         private var executions: [Int]
         private var findings: Set<FindingKey> = []

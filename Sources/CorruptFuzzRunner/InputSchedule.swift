@@ -25,9 +25,6 @@ public struct InputSchedule: Sendable {
     private let stages: [Stage]
     private var stageIndex = 0
     private var turn = 0
-    /// The turn before which the catalogue waits: after an entry of a megabyte or more, a
-    /// campaign's batch of havoc (four inputs a job), so that one batch never holds two.
-    private var catalogueResumes = 0
     private let configuration: FuzzConfiguration
     /// The format's structure-aware mutator, in a box: calling an existential kept in a struct
     /// while the struct's random generator is passed `inout` copies it.
@@ -184,7 +181,7 @@ public struct InputSchedule: Sendable {
         var made: Set<EntryKey> = []
         /// The identities of the entries that had one (``CatalogueEntry/identity``).
         var identities: Set<String> = []
-        static let largeLength = 1 << 20
+        static let largeLength = InputSchedule.largeInputLength
 
         struct EntryKey: Hashable {
             let length: Int
@@ -305,14 +302,8 @@ public struct InputSchedule: Sendable {
         }
         turn += 1
         if catalogue != nil {
-            if turn % 4 != 0, turn >= catalogueResumes {
-                if let input = catalogue?.next() {
-                    // A campaign makes a batch of inputs before it runs them: large entries
-                    // next to each other (a huge text, then a huge attribute, for each root
-                    // element) would all be in memory at once, with the validator's copy of each.
-                    if input.bytes?.count ?? 0 >= CatalogueCursor.largeLength { catalogueResumes = turn + 1 + 4 * max(1, configuration.jobs) }
-                    return input
-                }
+            if turn % 4 != 0 {
+                if let input = catalogue?.next() { return input }
                 catalogue = nil
             }
         } else if stageIndex < stages.count, turn % 2 != 0 {
@@ -435,6 +426,10 @@ public struct InputSchedule: Sendable {
     /// Takes back an input that has run, so that its buffers make the next input's (as
     /// libFuzzer mutates in one buffer): a buffer something else still holds (the pool, a
     /// finding) is not written, the next input copies it first. Buffers over 64 KiB are let go.
+    /// An input of this many bytes or more is large: the catalogue makes such entries after
+    /// every seed's small ones, and a campaign runs one at a time (its jobs take turns).
+    static let largeInputLength = 1 << 20
+
     public mutating func recycle(_ input: consuming TestInput) {
         if let bytes = input.bytes, bytes.capacity <= Self.maxParentLength { spareBytes = bytes }
         if input.steps.capacity <= 64 { spareSteps = input.steps }

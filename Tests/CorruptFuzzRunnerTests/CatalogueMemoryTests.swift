@@ -1,5 +1,6 @@
 import CorruptFuzzCore
 import CorruptFuzzRunner
+import Foundation
 import Testing
 
 /// A format whose catalogue is six entries of a megabyte each, for each seed.
@@ -16,20 +17,44 @@ private struct LargeCatalogueMutator: StructureAwareMutator {
 
 @Suite("The campaign's own memory")
 struct CatalogueMemoryTests {
-    @Test("a batch (four inputs a job) never holds two catalogue entries of a megabyte or more, and every entry still runs")
-    func largeEntriesApart() {
+    /// Counts the inputs of a megabyte or more in flight at once, over all slots.
+    private final class LargeInFlight: Executor, @unchecked Sendable {
+        let slots: Int
+        private let lock = NSLock()
+        private var now = 0
+        private(set) var most = 0
+        private(set) var ran = 0
+        init(slots: Int) { self.slots = slots }
+
+        func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+            if input.bytes?.count ?? 0 >= 1 << 20 {
+                lock.withLock {
+                    now += 1
+                    ran += 1
+                    most = max(most, now)
+                }
+                usleep(20_000)  // long enough for the other jobs to reach their own
+                lock.withLock { now -= 1 }
+            }
+            return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
+        }
+    }
+
+    @Test("a campaign's jobs run inputs of a megabyte or more one at a time, and every such entry still runs")
+    func largeInputsOneAtATime() throws {
         for jobs in [1, 2, 4] {
             var configuration = FuzzConfiguration()
             configuration.jobs = jobs
-            var schedule = InputSchedule(
-                seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration, includeMissingFile: false,
+            configuration.maxRuns = 600
+            configuration.minimize = false
+            let executor = LargeInFlight(slots: jobs)
+            let campaign = Campaign(
+                executor: executor, targetName: "large", targetCommand: "large @@", takesPath: true, validator: nil,
+                seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration,
                 mutator: LargeCatalogueMutator())
-            let lengths = (0..<500).map { _ in schedule.next().bytes?.count ?? 0 }
-            let large = lengths.indices.filter { lengths[$0] >= 1 << 20 }
-            #expect(large.count == 12, "jobs \(jobs)")
-            for (first, second) in zip(large, large.dropFirst()) {
-                #expect(second - first > 4 * jobs, "jobs \(jobs): inputs \(first) and \(second)")
-            }
+            _ = try campaign.run()
+            #expect(executor.ran == 12, "jobs \(jobs)")
+            #expect(executor.most == 1, "jobs \(jobs)")
         }
     }
 
