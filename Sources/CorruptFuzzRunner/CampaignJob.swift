@@ -52,7 +52,7 @@ extension Campaign {
             if jobs > 1 { configuration.shard = (configuration.shard ?? Shard(index: 0, count: 1)).job(index, of: jobs) }
             schedule = InputSchedule(
                 seeds: campaign.seeds, configuration: configuration, includeMissingFile: campaign.takesPath, mutator: campaign.mutator,
-                regressions: campaign.regressions, traps: campaign.judge.traps)
+                regressions: campaign.regressions, traps: campaign.judge.traps, largeEntries: shared.largeEntries)
             maxRuns = campaign.configuration.maxRuns.map { $0 / jobs + (index < $0 % jobs ? 1 : 0) }
         }
 
@@ -101,9 +101,7 @@ extension Campaign {
                 for _ in 0..<count {
                     let input = schedule.next()
                     let judged: Judge.Judgement
-                    let large = input.bytes?.count ?? 0 >= InputSchedule.largeInputLength
-                    if large { shared.largeInput.lock() }
-                    defer { if large { shared.largeInput.unlock() } }
+                    defer { schedule.largeEntryRan() }
                     do throws(CorruptFuzzError) {
                         judged = try judge.run(input, on: executor, slot: index)
                     } catch {
@@ -219,10 +217,10 @@ extension Campaign {
         let start: ContinuousClock.Instant
         /// The jobs' kept inputs, offered to each other; nil for one job.
         let exchange: CorpusExchange?
-        /// Held by a job while it runs an input of a megabyte or more (a format's huge
-        /// catalogue entries, up to 16 MB, each read again by the validator): one at a time in
-        /// the campaign, so that its memory does not grow with the jobs.
-        let largeInput = NSLock()
+        /// Held by a job from making a catalogue entry of a megabyte or more (up to 16 MB, read
+        /// again by the validator) until it is judged: one at a time in the campaign, so that
+        /// its memory does not grow with the jobs.
+        let largeEntries = NSLock()
         private let lock = NSLock()
         private var executions: [Int]
         private var findings: Set<FindingKey> = []

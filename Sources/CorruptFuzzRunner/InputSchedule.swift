@@ -1,4 +1,5 @@
 import CorruptFuzzCore
+import Foundation
 
 /// The deterministic sequence of inputs a campaign runs.
 ///
@@ -78,9 +79,12 @@ public struct InputSchedule: Sendable {
     ///   - mutator: The format's mutator-aware mutations, if it has them.
     ///   - regressions: Inputs that failed before, run first (a regression store).
     ///   - traps: The campaign's canary and listener, for catalogues that use them.
+    /// - Parameter largeEntries: Taken before a catalogue entry of a megabyte or more is made,
+    ///   and held until ``largeEntryRan()``: the jobs of one campaign share one, so that one
+    ///   such entry is in memory at a time, whatever the number of jobs.
     public init(
         seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, mutator: (any StructureAwareMutator)? = nil,
-        regressions: [TestInput] = [], traps: OutsideTraps? = nil
+        regressions: [TestInput] = [], traps: OutsideTraps? = nil, largeEntries: NSLock? = nil
     ) {
         let seeds = seeds.isEmpty ? [Seed(name: "(empty)", bytes: [])] : seeds
         self.seeds = seeds
@@ -111,7 +115,7 @@ public struct InputSchedule: Sendable {
         if let mutator {
             catalogue = CatalogueCursor(
                 seeds: seeds, mutator: mutator, context: CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength),
-                shard: configuration.shard)
+                shard: configuration.shard, gate: largeEntries)
         }
         var stages: [Stage] = []
         for (index, seed) in seeds.enumerated() where !seed.bytes.isEmpty {
@@ -169,6 +173,10 @@ public struct InputSchedule: Sendable {
         let mutator: any StructureAwareMutator
         let context: CatalogueContext
         let shard: Shard?
+        /// Taken before a large entry is made (``InputSchedule/init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:)``).
+        let gate: NSLock?
+        /// Whether the last input returned is a large entry made under the gate.
+        var holdsGate = false
         var seedIndex = 0
         var entries: [CatalogueEntry] = []
         var entryIndex = 0
@@ -217,11 +225,16 @@ public struct InputSchedule: Sendable {
                     return nil
                 }
                 if let identity = entry.identity, !identities.insert(identity).inserted { continue }
+                let gated = entry.minimumLength >= Self.largeLength && gate != nil
+                if gated { gate?.lock() }
                 let mutation = entry.mutation()
-                guard context.allows(mutation.bytes.count) else { continue }
                 var hasher = Hasher()
                 mutation.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-                guard made.insert(EntryKey(length: mutation.bytes.count, hash: hasher.finalize())).inserted else { continue }
+                guard context.allows(mutation.bytes.count), made.insert(EntryKey(length: mutation.bytes.count, hash: hasher.finalize())).inserted else {
+                    if gated { gate?.unlock() }
+                    continue
+                }
+                holdsGate = gated
                 return TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed, expectation: mutation.expectation)
             }
         }
@@ -427,8 +440,17 @@ public struct InputSchedule: Sendable {
     /// libFuzzer mutates in one buffer): a buffer something else still holds (the pool, a
     /// finding) is not written, the next input copies it first. Buffers over 64 KiB are let go.
     /// An input of this many bytes or more is large: the catalogue makes such entries after
-    /// every seed's small ones, and a campaign runs one at a time (its jobs take turns).
+    /// every seed's small ones, and a campaign's jobs make and run one at a time.
     static let largeInputLength = 1 << 20
+
+    /// Gives back the gate of large entries (``init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:)``)
+    /// when the last input ``next()`` returned was a large entry made under it: called when
+    /// that input has run and been judged.
+    public mutating func largeEntryRan() {
+        guard catalogue?.holdsGate == true else { return }
+        catalogue?.holdsGate = false
+        catalogue?.gate?.unlock()
+    }
 
     public mutating func recycle(_ input: consuming TestInput) {
         if let bytes = input.bytes, bytes.capacity <= Self.maxParentLength { spareBytes = bytes }
