@@ -6,7 +6,9 @@ side in one run (rounds alternate builds and modes, so a machine that slows down
 Workers: the hardened habit loader (Swift, `WorkerFixture habits`: an index out of range on one
 input in three) and a trivial C worker (crashy-worker.c: abort()). Both are built from this
 checkout (a worker of this checkout asked for no fork server behaves as before, so an older
-corrupt-fuzz build measures the old behaviour).
+corrupt-fuzz build measures the old behaviour). With afl-clang-fast installed, the peer: the C
+loader in AFL++'s persistent mode with its fork server (afl-crashy.c), the same seconds, in the
+same rounds.
 
     swift build -c release --product corrupt-fuzz --product WorkerFixture
     python3 Benchmarks/crash-pace/run.py --bin OLD_BUILD_DIR --bin .build/release [--seconds 10 --rounds 3]
@@ -30,6 +32,18 @@ def campaign(corrupt_fuzz, target, env, schema_args, seconds):
         shutil.rmtree(reports, ignore_errors=True)
 
 
+def afl_rate(target, crash, seconds, work):
+    """AFL++'s executions per second on `target` for `seconds` (its fuzzer_stats)."""
+    out = os.path.join(work, "afl-out")
+    shutil.rmtree(out, ignore_errors=True)
+    env = {**os.environ, "CRASHY_CRASH": crash, "AFL_NO_UI": "1", "AFL_SKIP_CPUFREQ": "1",
+           "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_AFFINITY": "1"}
+    subprocess.run(["afl-fuzz", "-i", "Corpus/habits", "-o", out, "-V", str(seconds), "--", target], cwd=ROOT, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 60, check=False)
+    stats = {key.strip(): value.strip() for key, value in (line.split(":", 1) for line in open(os.path.join(out, "default", "fuzzer_stats")))}
+    return int(stats["execs_done"]) / max(1, int(stats["run_time"]))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", action="append", required=True, help="a folder holding a corrupt-fuzz build")
@@ -46,8 +60,17 @@ def main():
          {"WORKER_FIXTURE_MODE": "habits"}),
         ("C: trivial worker", c_worker, "CRASHY_CRASH", {}),
     ]
+    afl = shutil.which("afl-clang-fast") and shutil.which("afl-fuzz")
+    afl_target = os.path.join(work, "afl-crashy")
+    if afl:
+        subprocess.run(["afl-clang-fast", "-O2", "Benchmarks/crash-pace/afl-crashy.c", "-o", afl_target], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rates = {}
     for _ in range(args.rounds):
+        if afl:
+            for crash in ("0", "1"):
+                rates.setdefault(("C: trivial loader", "AFL++ persistent mode", crash), []).append(
+                    afl_rate(afl_target, crash, args.seconds, work))
         for name, path, switch, env in workers:
             for build in args.bin:
                 for crash in ("0", "1"):
@@ -57,6 +80,10 @@ def main():
                         rates.setdefault((name, build, "found"), []).append(found)
     print("| worker | corrupt-fuzz | crash-free | one in three crashes | ratio | crash findings (hits) |")
     print("|---|---|---:|---:|---:|---|")
+    if afl:
+        free = statistics.median(rates[("C: trivial loader", "AFL++ persistent mode", "0")])
+        crashing = statistics.median(rates[("C: trivial loader", "AFL++ persistent mode", "1")])
+        print(f"| C: trivial loader | AFL++ persistent mode | {free:,.0f}/s | {crashing:,.0f}/s | {crashing / free:.3f} | |", flush=True)
     for name, _, _, _ in workers:
         for build in args.bin:
             free = statistics.median(rates[(name, build, "0")])

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,8 +36,47 @@ static void write_text(const char *text, size_t length) {
     }
 }
 
+// Whether only module and offset are wanted (CORRUPT_FUZZ_CRASH_FRAMES=1): a persistent worker's
+// cheap report, whose full report corrupt-fuzz gets elsewhere.
+static int frames_only = 0;
+// The main program's path, for frames in it (the dynamic linker names it "").
+static char program[512];
+
+struct module_lookup {
+    uintptr_t address;
+    const char *name;
+    uintptr_t base;
+};
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct module_lookup *lookup = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD) continue;
+        uintptr_t start = info->dlpi_addr + segment->p_vaddr;
+        if (lookup->address >= start && lookup->address < start + segment->p_memsz) {
+            lookup->name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : program;
+            lookup->base = info->dlpi_addr;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 // The address a frame's module was loaded at, and its path, as the dynamic linker knows them.
 static void describe(void *address, char *line, size_t size, int index) {
+    if (frames_only) {
+        // No symbol: dladdr looks for one through all of a module's symbols (tens of thousands
+        // in the Swift runtime and Foundation), for every frame.
+        struct module_lookup lookup = {(uintptr_t)address, NULL, 0};
+        if (dl_iterate_phdr(find_module, &lookup) && lookup.name) {
+            snprintf(line, size, "    #%d %p in (%s+0x%lx)\n", index, address, lookup.name, (unsigned long)((uintptr_t)address - lookup.base));
+        } else {
+            snprintf(line, size, "    #%d %p in (?+0x%lx)\n", index, address, (unsigned long)(uintptr_t)address);
+        }
+        return;
+    }
     Dl_info info;
     memset(&info, 0, sizeof info);
     int known = dladdr(address, &info);
@@ -90,7 +130,10 @@ __attribute__((constructor)) static void corrupt_fuzz_install_crash_handler(void
     // cheap report, whose frames key the crash site, and whose full report corrupt-fuzz gets
     // from a fresh process once per site.
     const char *wanted = getenv("CORRUPT_FUZZ_CRASH_FRAMES");
-    if (!(wanted && strcmp(wanted, "1") == 0) && dlsym(RTLD_DEFAULT, "swift_retain") != NULL) return;
+    frames_only = wanted && strcmp(wanted, "1") == 0;
+    if (!frames_only && dlsym(RTLD_DEFAULT, "swift_retain") != NULL) return;
+    ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
+    program[length > 0 ? length : 0] = '\0';
     // An alternate stack, so a stack overflow can still be reported.
     static char stack[64 * 1024];
     stack_t alternate = {.ss_sp = stack, .ss_size = sizeof stack, .ss_flags = 0};
