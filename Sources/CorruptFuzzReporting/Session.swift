@@ -140,6 +140,8 @@ public final class Session {
                 if let because = suite.expectation(for: record.finding.key) { out += "    expected: \(because)\n" }
                 if case .notReproduced(let finding, _)? = record.freshProcess {
                     out += "    not reproduced in a fresh process (the replay shows \(finding ?? "no finding")): it depends on the worker's state\n"
+                } else if case .siteVaries(let sites)? = record.freshProcess {
+                    out += "    its site varies from one fresh process to the next (\(sites.count) seen): memory corruption\n"
                 }
                 if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
                     out += "    reproducer: \(path)\n"

@@ -53,12 +53,17 @@ public enum FreshProcessCheck: Sendable, Hashable, Codable {
     /// depends on what the worker ran before. What the minimized input did there instead: its
     /// finding (`kind: signature`), if any, and its outcome.
     case notReproduced(finding: String?, outcome: String)
+    /// A memory fault (SIGSEGV, SIGBUS) whose site differs from one fresh process to the next
+    /// (the heap's layout decides where corrupted memory is touched): the reproducer crashes
+    /// every time, its signature is one of `sites`.
+    case siteVaries(sites: [String])
 
-    /// `original only` or `not reproduced`.
+    /// `original only`, `not reproduced` or `site varies`.
     public var label: String {
         switch self {
         case .originalOnly: "original only"
         case .notReproduced: "not reproduced"
+        case .siteVaries: "site varies"
         }
     }
 
@@ -78,6 +83,8 @@ extension FreshProcessCheck: CustomStringConvertible {
             "the minimized input shows this only in the persistent worker; the original, run in a fresh process as the replay runs it, shows it and is the reproducer"
         case .notReproduced(let finding, let outcome):
             "NOT REPRODUCED: run in a fresh process as the replay runs it, the reproducer gave \(finding.map { "another finding, \($0)" } ?? "no finding") (\(outcome)), and the original did not show it either: this finding depends on what the persistent worker ran before it (its heap, a cache, a global)"
+        case .siteVaries(let sites):
+            "the reproducer crashes in every fresh process, but where varies from run to run (memory corruption: the heap's layout decides where it is touched); a replay may show any of: \(sites.joined(separator: "; "))"
         }
     }
 }
@@ -731,6 +738,19 @@ public final class Campaign: @unchecked Sendable {
                     if let seen {
                         record.freshProcess = .notReproduced(
                             finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
+                    } else if case .crashed(let signal, _, _)? = record.minimizedExecution?.outcome, signal == SIGSEGV || signal == SIGBUS {
+                        // A memory fault's site can depend on the heap's layout: two more runs say
+                        // whether the printed signature is the one a replay shows.
+                        var sites = [record.finding.signature]
+                        var reproducer = original
+                        reproducer.bytes = record.minimized ?? original.bytes
+                        for _ in 0..<2 {
+                            guard let again = try? judge.run(reproducer, on: fresh, slot: slot, confirming: .every), let finding = again.finding,
+                                finding.kind == record.finding.kind, !sites.contains(finding.signature)
+                            else { continue }
+                            sites.append(finding.signature)
+                        }
+                        if sites.count > 1 { record.freshProcess = .siteVaries(sites: sites) }
                     }
                     records[index] = record
                 }
