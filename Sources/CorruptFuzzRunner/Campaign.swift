@@ -735,10 +735,15 @@ public final class Campaign: @unchecked Sendable {
                         }
                         seen = seen ?? judged
                     }
-                    if let seen {
+                    if let seen, let other = seen.finding, other.kind == record.finding.kind, Self.isMemoryFault(seen.execution.outcome),
+                        ["SIGSEGV", "SIGBUS"].contains(where: { record.finding.signature.hasPrefix($0) })
+                    {
+                        // The same kind of memory fault at another site: the heap's layout moves it.
+                        record.freshProcess = .siteVaries(sites: [record.finding.signature, other.signature])
+                    } else if let seen {
                         record.freshProcess = .notReproduced(
                             finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
-                    } else if case .crashed(let signal, _, _)? = record.minimizedExecution?.outcome, signal == SIGSEGV || signal == SIGBUS {
+                    } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome) {
                         // A memory fault's site can depend on the heap's layout: two more runs say
                         // whether the printed signature is the one a replay shows.
                         var sites = [record.finding.signature]
@@ -759,6 +764,12 @@ public final class Campaign: @unchecked Sendable {
     }
 
     // MARK: - Helpers
+
+    /// A crash by SIGSEGV or SIGBUS, whose site can depend on the heap's layout.
+    static func isMemoryFault(_ outcome: Outcome) -> Bool {
+        if case .crashed(let signal, _, _) = outcome { return signal == SIGSEGV || signal == SIGBUS }
+        return false
+    }
 
     /// Mixes one input into the sequence hash. With outside traps, the canary path and the
     /// listener's port differ from run to run, so the input counts by its seed, its mutations
