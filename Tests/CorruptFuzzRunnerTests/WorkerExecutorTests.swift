@@ -98,6 +98,58 @@ struct WorkerExecutorTests {
             #expect(plain.workersStarted == 2)
         }
 
+        /// Runs the strict fixture once on an input that crashes it, with the crash reporter and
+        /// `CORRUPT_FUZZ_DYING` naming a pipe and `server`: what the reporter wrote on the pipe, and
+        /// the child's pid and wait status.
+        func dyingNotice(server: (pid_t) -> pid_t) throws -> (notice: [UInt8], pid: pid_t, status: Int32) {
+            let input = FileManager.default.temporaryDirectory.appendingPathComponent("dying-\(UUID().uuidString)")
+            try Data("OK\u{0}crash".utf8).write(to: input)
+            defer { try? FileManager.default.removeItem(at: input) }
+            var fds: [Int32] = [0, 0]
+            try #require(pipe(&fds) == 0)
+            defer { close(fds[0]) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 3)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let reporter = try PreloadLibrary.crashHandler.path()
+            let environment: [String] = [
+                "WORKER_FIXTURE_MODE=strict", "LD_PRELOAD=\(reporter)", "CORRUPT_FUZZ_CRASH_FRAMES=1", "SWIFT_BACKTRACE=enable=no",
+                "CORRUPT_FUZZ_DYING=3:\(server(getpid()))",
+            ]
+            let program = BuiltProducts.path("WorkerFixture")
+            let argv: [UnsafeMutablePointer<CChar>?] = [strdup(program), strdup(input.path), nil]
+            let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+            defer { (argv + envp).forEach { free($0) } }
+            var pid: pid_t = 0
+            try #require(posix_spawn(&pid, program, &actions, nil, argv, envp) == 0)
+            close(fds[1])
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            var notice: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 64)
+            while case let n = read(fds[0], &chunk, chunk.count), n > 0 { notice += chunk[0..<n] }
+            return (notice, pid, status)
+        }
+
+        @Test("a dying child's crash reporter tells its fork server (pid, signal, peak memory) once its report is out; a process the server did not fork says nothing")
+        func crashReporterTellsTheServer() throws {
+            // The notice: {int pid; int signal; long peak kB}, as corrupt_fuzz_worker.c reads it.
+            let told = try dyingNotice(server: { $0 })
+            try #require(told.notice.count == 16, "the reporter wrote \(told.notice.count) bytes")
+            let fields = told.notice.withUnsafeBytes { ($0.load(as: Int32.self), $0.load(fromByteOffset: 4, as: Int32.self), $0.load(fromByteOffset: 8, as: Int.self)) }
+            #expect(fields.0 == told.pid)
+            #expect(told.status & 0x7F != 0, "the fixture did not die of a signal: \(told.status)")
+            #expect(fields.1 == told.status & 0x7F, "the notice names the signal the child died of")
+            #expect(fields.2 > 1024, "a Swift program's peak memory is more than a megabyte: \(fields.2) kB")
+            // A program run by a fork server's child inherits the variable; its parent is not the
+            // server, so it says nothing on a descriptor that is not the server's.
+            let other = try dyingNotice(server: { $0 + 1 })
+            #expect(other.notice.isEmpty)
+            #expect(other.status & 0x7F == told.status & 0x7F)
+        }
+
         @Test("a worker running more than one thread is no fork server: it dies on a crash and is started again, as before")
         func threadedWorkerServesItself() throws {
             let executor = try worker("threaded")

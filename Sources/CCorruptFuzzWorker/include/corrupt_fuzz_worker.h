@@ -87,6 +87,12 @@ int cf_worker_main(int argc, char **argv, cf_worker_load_fn load);
 /// cf_worker_main for a loader that opens the file itself (it sees missing files too).
 int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load);
 
+/// The environment variable a fork server sets for its children (`FD:SERVER PID`): corrupt-fuzz's
+/// crash reporter writes `{int pid; int signal; long peak kB}` to that descriptor once its
+/// report is written, when the server is its parent, so the server need not wait for the
+/// kernel to tear the dying child down.
+#define CF_WORKER_DYING_VARIABLE "CORRUPT_FUZZ_DYING"
+
 /// Makes the worker a fork server, when corrupt-fuzz asked for one (CF_WORKER_FORK_SERVER_VARIABLE
 /// is 1) and the process runs a single thread: called by the worker loops (cf_worker_main and
 /// CorruptFuzzWorker.serve) after the first input's reply, so that each child starts with the

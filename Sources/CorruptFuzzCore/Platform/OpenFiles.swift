@@ -40,22 +40,29 @@ public enum OpenFiles {
     }
 
     /// Which of `paths` process `pid` has open, each with ` (locked)` when it also holds a lock
-    /// on the file.
+    /// on the file. A persistent worker's check after its inputs: system calls only (no
+    /// Foundation file APIs, no path strings per descriptor).
     public static func held(by pid: pid_t, among paths: Set<String>) -> [String] {
         #if os(Linux)
-            let directory = "/proc/\(pid)/fd"
-            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+            guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
+            defer { closedir(directory) }
+            let descriptors = dirfd(directory)
             var held: [(path: String, inode: UInt64)] = []
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            for entry in entries {
-                let n = readlink("\(directory)/\(entry)", &buffer, buffer.count - 1)
-                guard n > 0 else { continue }
-                let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                let name = path.hasSuffix(" (deleted)") ? String(path.dropLast(10)) : path
-                guard paths.contains(name) else { continue }
-                var info = stat()
-                let inode = stat("\(directory)/\(entry)", &info) == 0 ? UInt64(info.st_ino) : 0
-                held.append((path, inode))
+            while let entry = readdir(directory) {
+                let found: (path: String, inode: UInt64)? = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                    tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { name in
+                        guard name[0] != 0x2E else { return nil }  // "." and ".."
+                        let n = readlinkat(descriptors, name, &buffer, buffer.count - 1)
+                        guard n > 0 else { return nil }
+                        let path = buffer.withUnsafeBytes { String(decoding: $0.prefix(n), as: UTF8.self) }
+                        let file = path.hasSuffix(" (deleted)") ? String(path.dropLast(10)) : path
+                        guard paths.contains(file) else { return nil }
+                        var info = stat()
+                        return (path, fstatat(descriptors, name, &info, 0) == 0 ? UInt64(info.st_ino) : 0)
+                    }
+                }
+                if let found { held.append(found) }
             }
             guard !held.isEmpty else { return [] }
             let locked = lockedInodes(of: pid)
@@ -65,12 +72,22 @@ public enum OpenFiles {
         #endif
     }
 
-    /// The children of process `pid` (a worker's fork server's child), where the system lists
+    /// The children of process `pid` (a worker's fork server's children), where the system lists
     /// them (Linux's `/proc/PID/task/PID/children`); empty elsewhere.
     public static func children(of pid: pid_t) -> [pid_t] {
         #if os(Linux)
-            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else { return [] }
-            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let fd = open("/proc/\(pid)/task/\(pid)/children", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return [] }
+            defer { close(fd) }
+            var text: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(fd, &chunk, chunk.count)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { break }
+                text += chunk[0..<n]
+            }
+            return text.split(whereSeparator: { $0 == 0x20 || $0 == 0x0A }).compactMap { pid_t(String(decoding: $0, as: UTF8.self)) }
         #else
             return []
         #endif

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -90,6 +91,29 @@ static void describe(void *address, char *line, size_t size, int index) {
     }
 }
 
+// A persistent worker's fork server waits for its child to end; the report is written, so it
+// need not wait for the kernel to tear this process down (CORRUPT_FUZZ_DYING, set by
+// corrupt_fuzz_worker.c: the descriptor to write to and the server's process id, which must
+// be this process's parent: a program the child ran has the variable too).
+static void tell_fork_server(int signo) {
+    const char *dying = getenv("CORRUPT_FUZZ_DYING");
+    if (!dying) return;
+    char *end = NULL;
+    long fd = strtol(dying, &end, 10);
+    if (!end || *end != ':') return;
+    long server = strtol(end + 1, NULL, 10);
+    if (fd < 0 || server <= 0 || getppid() != (pid_t)server) return;
+    struct rusage usage;
+    memset(&usage, 0, sizeof usage);
+    getrusage(RUSAGE_SELF, &usage);
+    struct {
+        int pid, signal;
+        long peak_kb;
+    } notice = {(int)getpid(), signo, usage.ru_maxrss};
+    ssize_t n = write((int)fd, &notice, sizeof notice);
+    (void)n;
+}
+
 static void on_crash(int signo, siginfo_t *info, void *context) {
     char line[1024];
     snprintf(line, sizeof line, "corrupt-fuzz: crashed with signal %d at %p\n", signo, info ? info->si_addr : NULL);
@@ -117,6 +141,7 @@ static void on_crash(int signo, siginfo_t *info, void *context) {
         describe(address, line, sizeof line, index++);
         write_text(line, strlen(line));
     }
+    tell_fork_server(signo);
     // Die of the same signal, as the process would have without this handler.
     signal(signo, SIG_DFL);
     raise(signo);
