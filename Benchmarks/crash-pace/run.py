@@ -4,13 +4,14 @@ against the same worker with the crash turned off, for each corrupt-fuzz build g
 side in one run (rounds alternate builds and modes, so a machine that slows down slows all).
 
 Workers: the hardened habit loader (Swift, `WorkerFixture habits`: an index out of range on one
-input in three) and a trivial C worker (crashy-worker.c: abort()). Both are built from this
-checkout (a worker of this checkout asked for no fork server behaves as before, so an older
-corrupt-fuzz build measures the old behaviour). With afl-clang-fast installed, the peer: the C
+input in three), each build's own (its fork server is the build's), and a trivial C worker
+(crashy-worker.c: abort()) built from this checkout (with an older corrupt-fuzz, its fork
+server is this checkout's, but the crash reporter, which tells the server that a child is
+dying, is the older build's). With afl-clang-fast installed, the peer: the C
 loader in AFL++'s persistent mode with its fork server (afl-crashy.c), the same seconds, in the
 same rounds.
 
-    swift build -c release --product corrupt-fuzz --product WorkerFixture
+    swift build -c release --product corrupt-fuzz && swift build -c release --product WorkerFixture
     python3 Benchmarks/crash-pace/run.py --bin OLD_BUILD_DIR --bin .build/release [--seconds 10 --rounds 3]
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile
@@ -56,8 +57,7 @@ def main():
                     "Sources/CCorruptFuzzWorker/corrupt_fuzz_worker.c", "-o", c_worker], cwd=ROOT, check=True)
     habits = ["--schema", "Corpus/schemas/habit-tracker.ksy", "--corpus", "Corpus/habits"]
     workers = [
-        ("Swift: hardened habit loader", os.path.join(ROOT, ".build", "release", "WorkerFixture"), "WORKER_FIXTURE_CRASH",
-         {"WORKER_FIXTURE_MODE": "habits"}),
+        ("Swift: hardened habit loader", None, "WORKER_FIXTURE_CRASH", {"WORKER_FIXTURE_MODE": "habits"}),
         ("C: trivial worker", c_worker, "CRASHY_CRASH", {}),
     ]
     afl = shutil.which("afl-clang-fast") and shutil.which("afl-fuzz")
@@ -74,7 +74,8 @@ def main():
         for name, path, switch, env in workers:
             for build in args.bin:
                 for crash in ("0", "1"):
-                    rate, found = campaign(os.path.join(build, "corrupt-fuzz"), path, {**env, switch: crash}, habits, args.seconds)
+                    target = path or os.path.join(build, "WorkerFixture")
+                    rate, found = campaign(os.path.join(build, "corrupt-fuzz"), target, {**env, switch: crash}, habits, args.seconds)
                     rates.setdefault((name, build, crash), []).append(rate)
                     if crash == "1":
                         rates.setdefault((name, build, "found"), []).append(found)

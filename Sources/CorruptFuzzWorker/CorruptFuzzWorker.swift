@@ -40,7 +40,8 @@ import Foundation
 /// When corrupt-fuzz sets ``WorkerProtocol/forkServerVariable`` to 1, a single-threaded worker
 /// becomes a fork server after its first input (`cf_worker_fork_server` in
 /// `corrupt_fuzz_worker.h`): a child serves the inputs, and a crash costs a fork (the server
-/// writes `C <wait status> <peak kB>` for the input and forks the next child).
+/// writes `C <wait status> <peak kB>` for the input and lets the next child, forked ahead of
+/// need, serve).
 /// State must not leak from one input to the next: corrupt-fuzz re-runs an earlier input now and
 /// then and reports the campaign's stability.
 public enum CorruptFuzzWorker {

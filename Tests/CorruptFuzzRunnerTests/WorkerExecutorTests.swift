@@ -133,12 +133,16 @@ struct WorkerExecutorTests {
             return (notice, pid, status)
         }
 
-        @Test("a dying child's crash reporter tells its fork server (pid, signal, peak memory) once its report is out; a process the server did not fork says nothing")
+        @Test(
+            "a dying child's crash reporter tells its fork server (pid, signal, peak memory) once its report is out; a process the server did not fork says nothing"
+        )
         func crashReporterTellsTheServer() throws {
             // The notice: {int pid; int signal; long peak kB}, as corrupt_fuzz_worker.c reads it.
             let told = try dyingNotice(server: { $0 })
             try #require(told.notice.count == 16, "the reporter wrote \(told.notice.count) bytes")
-            let fields = told.notice.withUnsafeBytes { ($0.load(as: Int32.self), $0.load(fromByteOffset: 4, as: Int32.self), $0.load(fromByteOffset: 8, as: Int.self)) }
+            let fields = told.notice.withUnsafeBytes {
+                ($0.load(as: Int32.self), $0.load(fromByteOffset: 4, as: Int32.self), $0.load(fromByteOffset: 8, as: Int.self))
+            }
             #expect(fields.0 == told.pid)
             #expect(told.status & 0x7F != 0, "the fixture did not die of a signal: \(told.status)")
             #expect(fields.1 == told.status & 0x7F, "the notice names the signal the child died of")

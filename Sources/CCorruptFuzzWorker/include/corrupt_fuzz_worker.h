@@ -97,12 +97,14 @@ int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load);
 /// is 1) and the process runs a single thread: called by the worker loops (cf_worker_main and
 /// CorruptFuzzWorker.serve) after the first input's reply, so that each child starts with the
 /// loader warm (its code paged in, its lazy state made), as AFL++'s deferred fork server
-/// does. The process forks a child
-/// that returns 1 from here and serves inputs until it crashes; the process itself stays in
-/// here and waits. When the child dies mid-input (a signal, or an exit status other than 0), it
-/// writes `C <wait status> <peak memory in kB>` to `result_fd` as that input's reply and forks
-/// the next child: a crash costs a fork instead of a new worker (the loader's start-up, its
-/// runtime, its libraries). A child that exits 0 (standard input ended) ends the server too.
+/// does. The process forks a child that returns 1 from here and serves inputs until it
+/// crashes, and a spare child that waits for its turn; the process itself stays in here and
+/// waits. When the child dies mid-input (a signal, or an exit status other than 0; or its crash
+/// reporter says it is dying, CF_WORKER_DYING_VARIABLE), it writes
+/// `C <wait status> <peak memory in kB>` to `result_fd` as that input's reply, lets the spare
+/// serve and forks the next spare: a crash costs a fork instead of a new worker (the loader's
+/// start-up, its runtime, its libraries), off the way from one input to the next. A child that
+/// exits 0 (standard input ended) ends the server too.
 /// Returns 0 without forking when no fork server is wanted or possible: the caller then serves
 /// inputs itself, as before.
 int cf_worker_fork_server(int result_fd);
