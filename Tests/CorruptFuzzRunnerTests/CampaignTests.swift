@@ -287,4 +287,62 @@ struct RememberedVerdictTests {
         let wrongReason = try #require(result.findings.first { $0.finding.kind == .wrongReason })
         #expect(wrongReason.freshProcess == nil)
     }
+
+    /// A campaign whose worker crashes with SIGSEGV in `parse_header` on every input but its
+    /// seed, and whose fresh processes crash on it at the sites given, one per run, in turn:
+    /// what the fresh-process check made of the crash finding.
+    func freshCheck(ofSites sites: [String]) throws -> (check: FreshProcessCheck?, signature: String) {
+        let seed = Array("a seed".utf8)
+        final class Turns: @unchecked Sendable {
+            let lock = NSLock()
+            var next = 0
+            let sites: [String]
+            init(_ sites: [String]) { self.sites = sites }
+            func take() -> String {
+                lock.withLock {
+                    defer { next += 1 }; return sites[next % sites.count]
+                }
+            }
+        }
+        struct Faulting: Executor {
+            let slots = 1
+            let seed: [UInt8]
+            let site: @Sendable () -> String
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                input.bytes == seed ? Execution(outcome: .accepted(digest: "")) : Execution(outcome: .crashed(signal: SIGSEGV, frames: [site()], message: nil))
+            }
+        }
+        let turns = Turns(sites)
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 20
+        configuration.jobs = 1
+        let campaign = Campaign(
+            executor: Faulting(seed: seed, site: { "parse_header" }), targetName: "faulting", targetCommand: "faulting @@", takesPath: true,
+            validator: ClosureValidator(name: "all valid") { _ in .valid }, seeds: [Seed(name: "a", bytes: seed)], configuration: configuration)
+        campaign.replayExecutor = Faulting(seed: seed, site: { turns.take() })
+        let crashes = try campaign.run().findings.filter { $0.finding.kind == .crash }
+        try #require(crashes.count == 1, "\(crashes.map(\.finding.signature))")
+        return (crashes[0].freshProcess, crashes[0].finding.signature)
+    }
+
+    @Test("a memory fault whose site moves between fresh processes is 'site varies', with the sites seen; one that stays put is not marked")
+    func memoryFaultSiteVaries() throws {
+        // The first fresh run agrees, the two more runs a memory fault gets show two other sites.
+        let moving = try freshCheck(ofSites: ["parse_header", "free_list_insert", "parse_body"])
+        guard case .siteVaries(let sites)? = moving.check else {
+            Issue.record("not marked as varying: \(String(describing: moving.check))")
+            return
+        }
+        #expect(sites.count == 3 && sites.first == moving.signature && Set(sites).count == 3, "\(sites)")
+        #expect(sites.contains { $0.contains("free_list_insert") } && sites.contains { $0.contains("parse_body") }, "\(sites)")
+        // The first fresh run already shows another site: still the same bug, at another place.
+        let elsewhere = try freshCheck(ofSites: ["free_list_insert"])
+        guard case .siteVaries(let seen)? = elsewhere.check else {
+            Issue.record("a fault elsewhere in a fresh process was not marked as varying: \(String(describing: elsewhere.check))")
+            return
+        }
+        #expect(seen.first == elsewhere.signature && seen.count == 2 && seen[1].contains("free_list_insert"), "\(seen)")
+        // Always at the same site: the printed signature is the replay's, nothing to say.
+        #expect(try freshCheck(ofSites: ["parse_header"]).check == nil)
+    }
 }
