@@ -239,17 +239,26 @@ static int dying_fd = -1;
 
 /// Sets up the pipe crash reporters say a child is dying on, and tells them where it is.
 static void listen_for_dying(void) {
+#if defined(SYS_pidfd_open)
+    // Only a server that can wait for its child and the pipe at once reads the pipe (pidfd,
+    // Linux 5.3; a sandbox may refuse it): else no child is told where to write.
+    int probe = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (probe < 0) return;
+    close(probe);
     int fds[2];
     if (pipe(fds) != 0) return;
     // Not inherited by what a child executes; the write end stays in this process and its
-    // children (forked, not executed).
+    // children (forked, not executed). Neither end blocks: a notice that finds the pipe full is
+    // dropped, and the server sees the child end all the same.
     fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
     char value[64];
     snprintf(value, sizeof value, "%d:%d", fds[1], (int)getpid());
     setenv(CF_WORKER_DYING_VARIABLE, value, 1);
     dying_fd = fds[0];
+#endif
 }
 
 /// Waits until `child` ends or its crash reporter says it is dying.
