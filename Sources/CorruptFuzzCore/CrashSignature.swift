@@ -102,16 +102,29 @@ public enum CrashSignature {
         return found > 0 ? hash.value : nil
     }
 
-    /// The function that recursed without bound, when the crashed thread's frames are one
-    /// function repeated (16 times in a row or more): a stack overflow's top frame is wherever
-    /// the stack ran out, so only the recursing function names the bug.
+    /// What recursed without bound, when the crashed thread's frames repeat one function 16
+    /// times in a row, or a cycle of up to 8 functions (A calls B calls A: a decoder decoding an
+    /// array that holds an array) over 28 frames or more (the backtracer prints the top 48): a
+    /// stack overflow's top frame is wherever the stack ran out, so only the recursion names the
+    /// bug. A cycle is named by its functions from the alphabetically first, each followed by its
+    /// caller (`A ← B ← C`), the same wherever the stack ran out. Callers ask only for a memory
+    /// fault (a trap 16 calls deep into a recursive parser is that trap).
     public static func recursion(in stderr: String) -> String? {
-        var previous: String?
-        var run = 0
-        for frame in crashedThreadFrames(in: stderr) {
-            run = frame.symbol == previous ? run + 1 : 1
-            previous = frame.symbol
-            if run >= 16 { return frame.symbol }
+        let symbols = crashedThreadFrames(in: stderr).map(\.symbol)
+        for period in 1...8 {
+            // Positions whose frame is the one `period` further down, in a row.
+            let wanted = min(max(15, 6 * period), 28)
+            var run = 0
+            for index in symbols.indices.dropLast(period) {
+                run = symbols[index] == symbols[index + period] ? run + 1 : 0
+                guard run >= wanted else { continue }
+                let cycle = Array(symbols[(index + 1)..<(index + 1 + period)])
+                // A shorter period would have been found first; a cycle of one function twice
+                // over is that function.
+                guard Set(cycle).count == period else { break }
+                let first = cycle.indices.min { cycle[$0] < cycle[$1] } ?? 0
+                return (cycle[first...] + cycle[..<first]).joined(separator: " ← ")
+            }
         }
         return nil
     }

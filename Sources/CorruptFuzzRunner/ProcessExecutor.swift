@@ -294,11 +294,12 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// A crash's signal, top frames and message; without a message, the top frame names the
     /// trap site, so distinct traps in one function stay distinct findings.
     static func crash(signal: Int32, _ stderr: String) -> Outcome {
-        if let function = CrashSignature.recursion(in: stderr) {
-            // A stack overflow: one bug wherever the stack happened to run out.
+        let message = CrashSignature.message(in: stderr)
+        // A stack overflow (a fault, or a sanitizer's report of one; a trap 16 calls deep in a
+        // recursive parser is that trap): one bug wherever the stack happened to run out.
+        if signal == SIGSEGV || signal == SIGBUS || message == "stack-overflow", let function = CrashSignature.recursion(in: stderr) {
             return .crashed(signal: signal, frames: [function], message: "stack overflow (unbounded recursion)")
         }
-        let message = CrashSignature.message(in: stderr)
         return .crashed(signal: signal, frames: CrashSignature.frames(in: stderr, site: message == nil), message: message)
     }
 

@@ -48,6 +48,41 @@ struct CrashSignatureTests {
         #expect(CrashSignature.recursion(in: Self.optimizedTrap(offset: 59, line: nil, check: nil)) == nil)
     }
 
+    /// A stack overflow in a cycle of four frames (Foundation's keyed unarchiver decoding an
+    /// array that holds an array), the stack running out `skip` frames into the cycle.
+    static func decoderOverflow(skip: Int) -> String {
+        let cycle = [
+            "NSKeyedUnarchiver._decodeObject(_:) + 3080 in libFoundation.so",
+            "NSKeyedUnarchiver._decodeArrayOfObjectsForKey(_:) + 326 in libFoundation.so",
+            "NSArray.__allocating_init(coder:) + 127 in libFoundation.so",
+            "protocol witness for NSCoding.init(coder:) in conformance NSArray + 15 in libFoundation.so",
+        ]
+        var report = """
+            *** Program crashed: Bad pointer dereference at 0x00007ffeb6c95ff8 ***
+
+            Thread 0 "friend-list-nai" crashed:
+
+                0                         0x00007f59ee2c3df8 swift_getTupleTypeMetadata + 137 in libswiftCore.so
+
+            """
+        // The backtracer's top 48 frames: the cycle from the 12th on.
+        for i in 0..<36 { report += "   \(i + 12) [ra] 0x00007f3d0e0c8c49 \(cycle[(i + skip) % cycle.count])\n" }
+        return report
+    }
+
+    @Test("a stack overflow through a cycle of functions is named by the cycle, the same wherever in it the stack ran out")
+    func recursionThroughACycle() {
+        let names = (0..<4).map { CrashSignature.recursion(in: Self.decoderOverflow(skip: $0)) }
+        #expect(
+            names[0]
+                == "NSArray.__allocating_init(coder:) ← protocol witness for NSCoding.init(coder:) in conformance NSArray ← NSKeyedUnarchiver._decodeObject(_:) ← NSKeyedUnarchiver._decodeArrayOfObjectsForKey(_:)",
+            "\(String(describing: names[0]))")
+        #expect(Set(names).count == 1, "\(names)")
+        // Five repetitions of the cycle are not an overflow's.
+        let short = Self.decoderOverflow(skip: 0).split(separator: "\n").prefix(4 + 20).joined(separator: "\n")
+        #expect(CrashSignature.recursion(in: short) == nil)
+    }
+
     @Test("reads AddressSanitizer frames")
     func sanitizer() {
         let report = """
