@@ -192,8 +192,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered (``heldCheckInterval``).
         if states[slot].runs % Self.heldCheckInterval == 1, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
-            // A fork server's child serves the inputs.
-            let held = ([pid] + OpenFiles.children(of: pid)).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) }
+            // A fork server's child serves the inputs; one that crashed may still be torn down
+            // (the server answered as soon as its crash reporter said it was dying), holding
+            // the input it crashed on: not a loader that kept its file.
+            let serving = OpenFiles.children(of: pid).filter { !OpenFiles.isExiting($0) }
+            let held = ([pid] + serving).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) }
             if !held.isEmpty { execution.held = held }
         }
         let key = Self.stableKey(execution.outcome)

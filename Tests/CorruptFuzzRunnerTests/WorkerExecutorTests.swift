@@ -154,6 +154,25 @@ struct WorkerExecutorTests {
             #expect(other.status & 0x7F == told.status & 0x7F)
         }
 
+        @Test("a process that is ending (a crashed child still being torn down) is told apart from one that serves")
+        func endingProcesses() throws {
+            #expect(!OpenFiles.isExiting(getpid()))
+            var pid: pid_t = 0
+            let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+            defer { argv.forEach { free($0) } }
+            try #require(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ) == 0)
+            // Not reaped yet: a zombie once it has exited.
+            var waited = 0
+            while !OpenFiles.isExiting(pid), waited < 500 {
+                usleep(10_000)
+                waited += 1
+            }
+            #expect(OpenFiles.isExiting(pid), "an exited, unreaped child is ending")
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            #expect(OpenFiles.isExiting(pid), "a reaped child is gone")
+        }
+
         @Test("a worker running more than one thread is no fork server: it dies on a crash and is started again, as before")
         func threadedWorkerServesItself() throws {
             let executor = try worker("threaded")
