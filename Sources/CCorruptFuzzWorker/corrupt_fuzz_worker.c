@@ -1,4 +1,9 @@
 // The persistent-worker loop and fork server of corrupt_fuzz_worker.h.
+// POSIX and the system's own calls (getline, sigaction, wait4, syscall), also when a user's build
+// compiles this file with a strict -std=c99 or c11.
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
 #include "corrupt_fuzz_worker.h"
 
 #include <errno.h>
