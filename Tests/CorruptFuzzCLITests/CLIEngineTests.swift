@@ -123,6 +123,9 @@ struct CLIEngineTests {
         let findings = target["findings"] as? [[String: Any]] ?? []
         let crashes = findings.filter { $0["kind"] as? String == "crash" }
         #expect(crashes.count == 1, "\(findings.map { $0["signature"] ?? "" })")
+        // The fork server's children killed with the worker are not processes the target left
+        // running.
+        #expect(target["escapedProcessesKilled"] as? Int ?? 0 == 0)
         let crash = try #require(crashes.first)
         #expect((crash["signature"] as? String)?.contains("a zero byte at") == true, "\(crash)")
         let reproducer = try #require(crash["reproducer"] as? String)
