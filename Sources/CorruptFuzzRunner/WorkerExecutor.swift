@@ -196,7 +196,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             // (the server answered as soon as its crash reporter said it was dying), holding
             // the input it crashed on: not a loader that kept its file.
             let serving = OpenFiles.children(of: pid).filter { !OpenFiles.isExiting($0) }
-            let held = ([pid] + serving).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) }
+            let held = Self.oneEntryPerFile(([pid] + serving).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) })
             if !held.isEmpty { execution.held = held }
         }
         let key = Self.stableKey(execution.outcome)
@@ -218,6 +218,20 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         states[slot].recent.append((input.bytes, key))
         if states[slot].recent.count > 8 { states[slot].recent.removeFirst() }
         return execution
+    }
+
+    /// Held files as ``OpenFiles/held(by:among:)`` lists them for several processes, one entry per
+    /// file, ` (locked)` when any holder's lock shows: a fork server's children share the
+    /// server's descriptors (a file the loader kept open before the first fork is held by each),
+    /// and a lock shows under the process that took it.
+    public static func oneEntryPerFile(_ entries: [String]) -> [String] {
+        var locked: [String: Bool] = [:]
+        for entry in entries {
+            let isLocked = entry.hasSuffix(" (locked)")
+            let path = isLocked ? String(entry.dropLast(" (locked)".count)) : entry
+            locked[path] = (locked[path] ?? false) || isLocked
+        }
+        return locked.keys.sorted().map { locked[$0] == true ? "\($0) (locked)" : $0 }
     }
 
     /// What must be the same when an input runs again: accepted, or rejected with which reason.

@@ -210,6 +210,10 @@ struct WorkerExecutorTests {
 
         let strict = try worker("strict")
         #expect(try strict.execute(TestInput(bytes: Array("OK".utf8), seedName: "test"), slot: 0).held == nil)
+        // The fork server's children share its descriptors: one entry per file, locked when the
+        // lock shows under any of them.
+        #expect(
+            WorkerExecutor.oneEntryPerFile(["/s/input-0 (locked)", "/s/input-0", "/s/input-0", "/s/other"]) == ["/s/input-0 (locked)", "/s/other"])
     }
 
     @Test("a worker that keeps state between inputs shows in its stability")
