@@ -95,7 +95,7 @@ int cf_become_subreaper(void) {
 #ifdef __linux__
 /// The parent pid in /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold spaces and
 /// parentheses, so the fields are read after the last ')').
-static pid_t parent_of(pid_t pid, char *state_out, int *exiting_out) {
+static pid_t parent_of(pid_t pid, char *state_out) {
     char path[64], buffer[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -107,12 +107,9 @@ static pid_t parent_of(pid_t pid, char *state_out, int *exiting_out) {
     char *close_paren = strrchr(buffer, ')');
     if (!close_paren) return -1;
     char state = 0;
-    int ppid = -1, pgrp = 0, session = 0, tty = 0, tpgid = 0;
-    unsigned int flags = 0;
-    int got = sscanf(close_paren + 1, " %c %d %d %d %d %d %u", &state, &ppid, &pgrp, &session, &tty, &tpgid, &flags);
-    if (got < 2) return -1;
+    int ppid = -1;
+    if (sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return -1;
     *state_out = state;
-    *exiting_out = got == 7 && (flags & 0x4);  // PF_EXITING
     return (pid_t)ppid;
 }
 
@@ -135,6 +132,33 @@ static int kill_pending(pid_t pid) {
 }
 #endif
 
+int cf_process_ending(int pid) {
+#ifdef __linux__
+    char path[64], buffer[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 1;  // gone
+    ssize_t n = read(fd, buffer, sizeof buffer - 1);
+    close(fd);
+    if (n <= 0) return 1;
+    buffer[n] = 0;
+    // "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."; comm may hold spaces and
+    // parentheses, so the fields are read after the last ')'.
+    char *close_paren = strrchr(buffer, ')');
+    if (!close_paren) return 0;
+    char state = 0;
+    int ppid, pgrp, session, tty, tpgid;
+    unsigned int flags = 0;
+    int got = sscanf(close_paren + 1, " %c %d %d %d %d %d %u", &state, &ppid, &pgrp, &session, &tty, &tpgid, &flags);
+    if (got >= 1 && (state == 'Z' || state == 'X')) return 1;
+    if (got == 7 && (flags & 0x4)) return 1;  // PF_EXITING
+    return kill_pending((pid_t)pid);
+#else
+    (void)pid;
+    return 0;
+#endif
+}
+
 int cf_reap_escapees(void) {
 #ifdef __linux__
     if (!subreaper) return 0;
@@ -149,11 +173,10 @@ int cf_reap_escapees(void) {
             long pid = strtol(entry->d_name, &end, 10);
             if (*end != 0 || pid <= 0 || pid == self) continue;
             char state = 0;
-            int exiting = 0;
-            if (parent_of((pid_t)pid, &state, &exiting) != self || is_child_locked((pid_t)pid)) continue;
+            if (parent_of((pid_t)pid, &state) != self || is_child_locked((pid_t)pid)) continue;
             // A process already ending was not left running: a worker's fork server child
             // killed with the worker's group, still being torn down when its server was reaped.
-            int ending = state == 'Z' || state == 'X' || exiting || kill_pending((pid_t)pid);
+            int ending = cf_process_ending((pid_t)pid);
             // A descendant of a target that outlived it (a daemon, `setsid cmd &`), or its
             // zombie: kill it with its group, and reap it.
             kill(-(pid_t)pid, SIGKILL);

@@ -102,6 +102,11 @@ int cf_become_subreaper(void);
 /// succeeded. Safe to call from any thread.
 int cf_reap_escapees(void);
 
+/// Whether process `pid` is ending or gone (Linux: a zombie, PF_EXITING in /proc/PID/stat, or
+/// SIGKILL pending): a worker's fork server child killed or crashed, still being torn down.
+/// 0 where that cannot be told.
+int cf_process_ending(int pid);
+
 /// Makes every allocation of 256 KiB or more a mapping of its own, unmapped when freed (glibc;
 /// elsewhere nothing): the megabytes of a large input, and of the validator's parse of it,
 /// leave resident memory as soon as the input has run. For a process that runs campaigns (the

@@ -1,3 +1,4 @@
+import CCorruptFuzzSpawn
 import Foundation
 
 #if canImport(Glibc)
@@ -93,27 +94,10 @@ public enum OpenFiles {
         #endif
     }
 
-    /// Whether process `pid` is ending (Linux: `/proc/PID/stat` says it is a zombie, or its
-    /// flags hold PF_EXITING): a fork server's child that crashed is torn down while the next
+    /// Whether process `pid` is ending or gone (``cf_process_ending``: a zombie, PF_EXITING or
+    /// SIGKILL pending on Linux): a fork server's child that crashed is torn down while the next
     /// child serves, and holds its descriptors until late in that. False where unknown.
-    public static func isExiting(_ pid: pid_t) -> Bool {
-        #if os(Linux)
-            let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return true }  // gone
-            defer { close(fd) }
-            var buffer = [UInt8](repeating: 0, count: 1024)
-            let n = read(fd, &buffer, buffer.count)
-            guard n > 0, let end = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")) else { return false }
-            // After "pid (comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags.
-            let fields = buffer[(end + 1)..<n].split(separator: UInt8(ascii: " "))
-            guard fields.count > 6 else { return false }
-            if let state = fields[0].first, state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") { return true }
-            let flags = UInt32(String(decoding: fields[6], as: UTF8.self)) ?? 0
-            return flags & 0x4 != 0  // PF_EXITING
-        #else
-            return false
-        #endif
-    }
+    public static func isExiting(_ pid: pid_t) -> Bool { cf_process_ending(pid) != 0 }
 
     /// The inodes `pid` holds a lock on, from /proc/locks (`1: POSIX ADVISORY WRITE 1234 08:01:5678 0 EOF`).
     static func lockedInodes(of pid: pid_t) -> Set<UInt64> {
