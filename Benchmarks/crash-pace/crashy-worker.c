@@ -1,6 +1,7 @@
 // A persistent worker (corrupt_fuzz_worker.h) that checks a magic and sums the bytes, as
 // Benchmarks/exec-speed/trivial-worker.c does, and aborts on about one input in three (those
-// whose FNV-1a hash is 0 modulo 3) unless CRASHY_CRASH=0: a frequent, shallow crash.
+// whose FNV-1a hash is 0 modulo 3) unless CRASHY_CRASH=0: a frequent, shallow crash. Built with
+// -DCRASH_BY_TRAP, it traps instead (__builtin_trap, x86-64's ud2), as a failed Swift check does.
 //   cc -O2 -I Sources/CCorruptFuzzWorker/include Benchmarks/crash-pace/crashy-worker.c
 //       Sources/CCorruptFuzzWorker/corrupt_fuzz_worker.c -o crashy-worker
 #include <stdio.h>
@@ -14,7 +15,11 @@ static int crashes = 1;
 static int load(const uint8_t *data, size_t size, cf_worker_reply *reply) {
     uint64_t hash = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < size; i++) hash = (hash ^ data[i]) * 0x100000001b3ULL;
+#if defined(CRASH_BY_TRAP)
+    if (crashes && hash % 3 == 0) __builtin_trap();
+#else
     if (crashes && hash % 3 == 0) abort();
+#endif
     if (size == 0) { cf_worker_reject(reply, "empty", "the file is empty"); return 1; }
     if (size < 4 || memcmp(data, "HBTS", 4) != 0) { cf_worker_reject(reply, "corrupt", "bad magic"); return 1; }
     unsigned sum = 0;

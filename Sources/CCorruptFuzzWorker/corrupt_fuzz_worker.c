@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +20,10 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <dirent.h>
+#include <dlfcn.h>
 #include <poll.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #elif defined(__APPLE__)
 #include <mach/mach.h>
 #endif
@@ -116,6 +120,86 @@ static int write_all(int fd, const char *bytes, size_t length) {
     return 0;
 }
 
+// MARK: - Living through a trap (CF_WORKER_RECOVER_VARIABLE)
+
+// A fork server's child that may recover: where a trap returns to, whether an input is running
+// (only a trap in the loader, not in this loop, returns), and how many more times it may.
+static sigjmp_buf trap_return;
+static volatile sig_atomic_t guarding = 0;
+static long recoveries_left = 0;
+// What CF_WORKER_RECOVER_VARIABLE allows each child; 0 when the crash reporter is not there.
+static long recoveries_per_child = 0;
+
+#if defined(__linux__)
+/// Whether the interrupted instruction is a trap a compiler put there (x86-64 ud2, arm64 brk):
+/// a deliberate stop, not a jump into bytes that are no code.
+static int at_trap_instruction(const void *context) {
+#if defined(__x86_64__)
+    const unsigned char *pc = (const unsigned char *)((const ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+    return pc && pc[0] == 0x0F && pc[1] == 0x0B;
+#elif defined(__aarch64__)
+    const uint32_t *pc = (const uint32_t *)((const ucontext_t *)context)->uc_mcontext.pc;
+    return pc && (*pc & 0xFFE0001Fu) == 0xD4200000u;
+#else
+    (void)context;
+    return 0;
+#endif
+}
+
+/// Called by the crash reporter once a trap's report is written: returns to cf_worker_guarded
+/// when this child may live through it, else returns (and the child dies of it).
+static void recover_from_trap(int signo, void *context) {
+    if (!guarding || recoveries_left <= 0 || !context) return;
+    // Only on the thread that runs the inputs (a child's first thread, whose id is the
+    // process's): a thread the loader started has a stack of its own.
+    if ((pid_t)syscall(SYS_gettid) != getpid()) return;
+    if (signo != SIGILL && signo != SIGTRAP) return;
+    if (!at_trap_instruction(context)) return;
+    recoveries_left--;
+    guarding = 0;
+    siglongjmp(trap_return, signo);
+}
+
+/// How many traps each child may live through: CF_WORKER_RECOVER_VARIABLE, when corrupt-fuzz's
+/// crash reporter is there to hand them over (it reports them; nothing else could).
+static long recoveries_asked(void) {
+    const char *asked = getenv(CF_WORKER_RECOVER_VARIABLE);
+    long count = asked ? atol(asked) : 0;
+    if (count <= 0) return 0;
+    void (*hand_over)(void (*)(int, void *)) = (void (*)(void (*)(int, void *)))dlsym(RTLD_DEFAULT, "cf_crash_reporter_recover_with");
+    if (!hand_over) return 0;
+    hand_over(recover_from_trap);
+    return count;
+}
+#else
+static long recoveries_asked(void) { return 0; }
+#endif
+
+int cf_worker_guarded(void (*body)(void *), void *context) {
+    if (recoveries_left <= 0) {
+        body(context);
+        return 0;
+    }
+    int signo = sigsetjmp(trap_return, 1);
+    if (signo != 0) return signo;
+    guarding = 1;
+    body(context);
+    guarding = 0;
+    return 0;
+}
+
+int cf_worker_recovered_line(char *line, size_t capacity, int signal) {
+    struct rusage usage;
+    memset(&usage, 0, sizeof usage);
+    getrusage(RUSAGE_SELF, &usage);
+    long peak = usage.ru_maxrss;
+#if defined(__APPLE__)
+    peak /= 1024;
+#endif
+    int n = snprintf(line, capacity, "%c %d %ld r\n", CF_WORKER_CHILD_ENDED, signal & 0x7F, peak);
+    return n < 0 ? 0 : (size_t)n >= capacity ? (int)capacity - 1 : n;
+}
+
 // MARK: - The fork server (a crash costs a fork, not a process start)
 
 /// How many threads this process runs; 0 when that cannot be told.
@@ -160,6 +244,7 @@ static int thread_count(void) {
 /// In a child: the loader's own SIGPIPE disposition back; 1, for the child to serve.
 static int became_child(const struct sigaction *pipe_action) {
     sigaction(SIGPIPE, pipe_action, NULL);
+    recoveries_left = recoveries_per_child;
     return 1;
 }
 
@@ -314,6 +399,7 @@ int cf_worker_fork_server(int result_fd) {
     ignore.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ignore, &previous);
     listen_for_dying();
+    recoveries_per_child = recoveries_asked();
     spare_child spare;
     if (fork_spare(&spare, &previous)) return 1;
     pid_t dying = 0;
@@ -357,6 +443,18 @@ static int run_input(const char *path, loader how, cf_worker_reply *reply) {
     return status;
 }
 
+/// One input's run, as cf_worker_guarded calls it.
+typedef struct {
+    const char *path;
+    loader how;
+    cf_worker_reply *reply;
+} input_run;
+
+static void run_guarded_input(void *context) {
+    input_run *run = context;
+    run_input(run->path, run->how, run->reply);
+}
+
 static int serve(int argc, char **argv, loader how) {
     static cf_worker_reply reply;
     const char *variable = getenv(CF_WORKER_FD_VARIABLE);
@@ -372,8 +470,16 @@ static int serve(int argc, char **argv, loader how) {
         if (write_all(fd, hello, (size_t)said) != 0) return 0;
         while ((length = getline(&line, &capacity, stdin)) > 0) {
             if (line[length - 1] == '\n') line[--length] = '\0';
-            run_input(line, how, &reply);
+            if (length == 1 && line[0] == CF_WORKER_RETIRE) _exit(CF_WORKER_RETIRED_STATUS);
+            input_run run = {line, how, &reply};
+            int trapped = cf_worker_guarded(run_guarded_input, &run);
             if (cf_coverage_collect) cf_coverage_collect();
+            if (trapped) {
+                // Lived through a trap: the input's reply says it crashed.
+                int n = cf_worker_recovered_line(out, sizeof out, trapped);
+                if (write_all(fd, out, (size_t)n) != 0) break;
+                continue;
+            }
             flatten(reply.reason);
             flatten(reply.text);
             int n;

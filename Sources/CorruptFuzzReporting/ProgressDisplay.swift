@@ -52,6 +52,11 @@ public final class ProgressDisplay: @unchecked Sendable {
                 "[\(result.targetName)] warning: stability \(String(format: "%.1f", 100 * stability.ratio))%: \(stability.differed) of \(stability.rechecked) inputs run again had another outcome (\(stability.example ?? "")); the worker keeps state between inputs"
             )
         }
+        if result.findingsOnlyAfterTrap > 0 {
+            note(
+                "[\(result.targetName)] note: left out \(result.findingsOnlyAfterTrap) finding\(result.findingsOnlyAfterTrap == 1 ? "" : "s") a worker's process showed only after it had lived through a trap, which a fresh process did not show"
+            )
+        }
         if result.escapedProcessesKilled > 0 {
             note(
                 "[\(result.targetName)] note: killed \(result.escapedProcessesKilled) process\(result.escapedProcessesKilled == 1 ? "" : "es") the target left running outside its process group"

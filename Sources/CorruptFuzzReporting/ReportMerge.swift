@@ -61,6 +61,7 @@ public enum ReportMerge {
         out.targetGivesReasons = a.targetGivesReasons || b.targetGivesReasons
         out.escapedProcessesKilled += b.escapedProcessesKilled
         out.slowInputs += b.slowInputs
+        out.findingsOnlyAfterTrap += b.findingsOnlyAfterTrap
         out.outsideTraps = a.outsideTraps ?? b.outsideTraps
         if b.stopReason.endedEarly { out.stopReason = b.stopReason }
         out.toolError = [a.toolError, b.toolError].compactMap { $0 }.joined(separator: "; ").nilIfEmpty

@@ -23,6 +23,9 @@ public struct SummaryJSON: Codable, Sendable {
         /// Inputs that missed the deadline once and finished when run again with a longer one:
         /// slow, not hangs.
         public var slowInputs: Int
+        /// With a persistent worker: findings a worker's process showed only after it had lived
+        /// through a trap, which a fresh process did not show; left out of the findings.
+        public var findingsOnlyAfterTrap: Int?
         /// With a persistent worker (`--worker`): inputs run again, how many differed, an example.
         public var stability: Stability?
         /// An instrumented target's coverage: edges reached, inputs kept for new ones (absent:
@@ -99,7 +102,8 @@ public struct SummaryJSON: Codable, Sendable {
                 executions: r.executions, executionsPerSecond: Self.round(r.executionsPerSecond),
                 fuzzSeconds: Self.round(r.fuzzSeconds), durationSeconds: Self.round(r.totalSeconds),
                 stopReason: r.stopReason.description, toolError: r.toolError, escapedProcessesKilled: r.escapedProcessesKilled, undecided: r.undecided,
-                slowInputs: r.slowInputs, stability: r.stability, coverage: r.coverage,
+                slowInputs: r.slowInputs, findingsOnlyAfterTrap: r.findingsOnlyAfterTrap > 0 ? r.findingsOnlyAfterTrap : nil, stability: r.stability,
+                coverage: r.coverage,
                 inputSequenceHash: String(r.inputSequenceHash, radix: 16), counts: Self.counts(r.findings.map(\.finding.kind)),
                 newFindings: suite.newFindings.count,
                 findings: r.findings.enumerated().map { index, record in

@@ -307,6 +307,10 @@ public struct CampaignResult: Sendable, Codable {
     /// Inputs that missed the deadline once and finished when run again with a longer one
     /// (``Judge``): slow, not hangs.
     public var slowInputs = 0
+    /// Findings a persistent worker's process showed only after it had lived through a trap
+    /// (`CORRUPT_FUZZ_RECOVER_TRAPS`) and a fresh process did not show: what the trap left (a
+    /// lock held, a global half set), not the loader's bug; left out of ``findings``.
+    public var findingsOnlyAfterTrap = 0
     /// With a persistent worker: how often an input run again gave the same outcome.
     public var stability: Stability?
     /// What the target's instrumentation showed, when it has any (nil: none was seen, or
@@ -533,7 +537,8 @@ public final class Campaign: @unchecked Sendable {
         }
         if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
             report("checking findings in a fresh process")
-            checkInFreshProcess(&result.findings, on: replayExecutor, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
+            result.findingsOnlyAfterTrap += checkInFreshProcess(
+                &result.findings, on: replayExecutor, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
         result.stability = executor.stability
@@ -695,72 +700,89 @@ public final class Campaign: @unchecked Sendable {
     /// The minimized input is tried first, then the original; the first that shows the finding
     /// (kind and signature) becomes the reproducer. When neither does, the finding stays (the
     /// worker did show it) and says what a fresh process did instead
-    /// (``FindingRecord/freshProcess``).
+    /// (``FindingRecord/freshProcess``); unless the worker's process showed it after it had
+    /// lived through a trap (``Execution/afterRecoveredTrap``): then what the trap left may have
+    /// made it, and it is left out (``CampaignResult/findingsOnlyAfterTrap``). Those are checked
+    /// first, before the time is up.
     /// - Parameter end: When the campaign's time is up, if it has a duration: findings not
     ///   checked by then are reported as they are.
     private func checkInFreshProcess(
         _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, shouldStop: @Sendable () -> Bool
-    ) {
+    ) -> Int {
         let slots = min(fresh.slots, executor.slots)
-        findings.withUnsafeMutableBufferPointer { buffer in
-            let records = UnsafeMutableSendableBuffer(buffer)
-            DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                for index in stride(from: slot, to: records.count, by: slots) where !shouldStop() && end.map({ ContinuousClock.now < $0 }) ?? true {
-                    var record = records[index]
-                    // A file held open after the answer is something only a process that stays
-                    // running can show: a fresh process has exited when anyone looks.
-                    if record.finding.kind == .heldLock { continue }
-                    let original = record.finding.input
-                    var candidates = [original]
-                    if let minimized = record.minimized, minimized != original.bytes {
-                        var input = original
-                        input.bytes = minimized
-                        candidates.insert(input, at: 0)
-                    }
-                    var seen: Judge.Judgement?
-                    for candidate in candidates {
-                        // Every suspected hang confirmed: the campaign's judge may have confirmed
-                        // one already, and then it would take a slow input's first deadline for a hang.
-                        guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every) else { break }
-                        if judged.finding?.key == record.finding.key {
-                            if candidate.bytes != (record.minimized ?? original.bytes) {
-                                // The minimized input showed it only in the worker: the original is the reproducer.
-                                record.minimized = candidate.bytes
-                                record.minimizationEnd = nil
-                                record.freshProcess = .originalOnly
+        // The findings a process showed after a trap it lived through are checked first.
+        let order =
+            findings.indices.filter { findings[$0].finding.execution.afterRecoveredTrap }
+            + findings.indices.filter { !findings[$0].finding.execution.afterRecoveredTrap }
+        var dropped = [Bool](repeating: false, count: findings.count)
+        dropped.withUnsafeMutableBufferPointer { flags in
+            findings.withUnsafeMutableBufferPointer { buffer in
+                let records = UnsafeMutableSendableBuffer(buffer)
+                let droppedFlags = UnsafeMutableSendableBuffer(flags)
+                DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
+                    for position in stride(from: slot, to: order.count, by: slots) where !shouldStop() && end.map({ ContinuousClock.now < $0 }) ?? true {
+                        let index = order[position]
+                        var record = records[index]
+                        // A file held open after the answer is something only a process that stays
+                        // running can show: a fresh process has exited when anyone looks.
+                        if record.finding.kind == .heldLock { continue }
+                        let original = record.finding.input
+                        var candidates = [original]
+                        if let minimized = record.minimized, minimized != original.bytes {
+                            var input = original
+                            input.bytes = minimized
+                            candidates.insert(input, at: 0)
+                        }
+                        var seen: Judge.Judgement?
+                        for candidate in candidates {
+                            // Every suspected hang confirmed: the campaign's judge may have confirmed
+                            // one already, and then it would take a slow input's first deadline for a hang.
+                            guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every) else { break }
+                            if judged.finding?.key == record.finding.key {
+                                if candidate.bytes != (record.minimized ?? original.bytes) {
+                                    // The minimized input showed it only in the worker: the original is the reproducer.
+                                    record.minimized = candidate.bytes
+                                    record.minimizationEnd = nil
+                                    record.freshProcess = .originalOnly
+                                }
+                                record.minimizedExecution = judged.execution
+                                seen = nil
+                                break
                             }
-                            record.minimizedExecution = judged.execution
-                            seen = nil
-                            break
+                            seen = seen ?? judged
                         }
-                        seen = seen ?? judged
-                    }
-                    if let seen, let other = seen.finding, other.kind == record.finding.kind, Self.isMemoryFault(seen.execution.outcome),
-                        ["SIGSEGV", "SIGBUS"].contains(where: { record.finding.signature.hasPrefix($0) })
-                    {
-                        // The same kind of memory fault at another site: the heap's layout moves it.
-                        record.freshProcess = .siteVaries(sites: [record.finding.signature, other.signature])
-                    } else if let seen {
-                        record.freshProcess = .notReproduced(
-                            finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
-                    } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome) {
-                        // A memory fault's site can depend on the heap's layout: two more runs say
-                        // whether the printed signature is the one a replay shows.
-                        var sites = [record.finding.signature]
-                        var reproducer = original
-                        reproducer.bytes = record.minimized ?? original.bytes
-                        for _ in 0..<2 {
-                            guard let again = try? judge.run(reproducer, on: fresh, slot: slot, confirming: .every), let finding = again.finding,
-                                finding.kind == record.finding.kind, !sites.contains(finding.signature)
-                            else { continue }
-                            sites.append(finding.signature)
+                        if seen != nil, record.finding.execution.afterRecoveredTrap {
+                            droppedFlags[index] = true
+                        } else if let seen, let other = seen.finding, other.kind == record.finding.kind, Self.isMemoryFault(seen.execution.outcome),
+                            ["SIGSEGV", "SIGBUS"].contains(where: { record.finding.signature.hasPrefix($0) })
+                        {
+                            // The same kind of memory fault at another site: the heap's layout moves it.
+                            record.freshProcess = .siteVaries(sites: [record.finding.signature, other.signature])
+                        } else if let seen {
+                            record.freshProcess = .notReproduced(
+                                finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
+                        } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome) {
+                            // A memory fault's site can depend on the heap's layout: two more runs say
+                            // whether the printed signature is the one a replay shows.
+                            var sites = [record.finding.signature]
+                            var reproducer = original
+                            reproducer.bytes = record.minimized ?? original.bytes
+                            for _ in 0..<2 {
+                                guard let again = try? judge.run(reproducer, on: fresh, slot: slot, confirming: .every), let finding = again.finding,
+                                    finding.kind == record.finding.kind, !sites.contains(finding.signature)
+                                else { continue }
+                                sites.append(finding.signature)
+                            }
+                            if sites.count > 1 { record.freshProcess = .siteVaries(sites: sites) }
                         }
-                        if sites.count > 1 { record.freshProcess = .siteVaries(sites: sites) }
+                        records[index] = record
                     }
-                    records[index] = record
                 }
             }
         }
+        let before = findings.count
+        findings = findings.indices.filter { !dropped[$0] }.map { findings[$0] }
+        return before - findings.count
     }
 
     // MARK: - Helpers

@@ -23,6 +23,12 @@ import Foundation
 ///   (symbolicated frames, source lines), and that report, read once, is the outcome of every
 ///   crash at the site: a known site's crash costs a key and a lookup, no symbolication and no
 ///   parsing.
+/// - A child lives through a trap (``WorkerProtocol/recoverVariable``, up to ``trapsPerChild``
+///   times): it answers `C … r` and serves on, so a known site costs no fork either. What such a
+///   child shows is not taken on its word (``Execution/afterRecoveredTrap``): a crash at a new
+///   site that a fresh worker does not show is not one, a hang is confirmed in a fresh worker,
+///   a look at held files or a recheck first retires the child (``WorkerProtocol/retireLine``),
+///   and the campaign leaves out a finding a fresh process does not show.
 ///
 /// The protocol (CorruptFuzzWorker's): the worker is started with `CORRUPT_FUZZ_WORKER_FD=3`,
 /// reads one input path per line on stdin, runs it, and writes one line to fd 3: `A <digest>`
@@ -47,6 +53,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// the descriptors of the worker and its fork server's children: about three inputs' worth
     /// of a fast loader's time.
     public static let heldCheckInterval = 256
+    /// How many traps one of a fork server's children lives through before it dies of one
+    /// (``WorkerProtocol/recoverVariable``): what each left (the input's stack, never unwound:
+    /// memory never freed, a file never closed) is bounded by it.
+    public static let trapsPerChild = 256
     /// How many inputs one worker runs before it is replaced (a new one starts in milliseconds,
     /// against seconds of inputs).
     public let inputsPerWorker: Int
@@ -80,6 +90,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var runs = 0
         /// Inputs the current worker has run.
         var workerRuns = 0
+        /// Whether the last input ran in a process that had lived through a trap.
+        var lastRunTainted = false
         /// Workers started.
         var starts = 0
         var recent: [(bytes: [UInt8]?, outcome: String)] = []
@@ -138,6 +150,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var results: Int32
         var log: Int32
         var pending: [UInt8] = []
+        /// Whether the process serving this worker's inputs lived through a trap
+        /// (``WorkerProtocol/recoverVariable``): what it shows may come of what the trap left.
+        var tainted = false
     }
 
     /// Creates an executor whose workers run `path` with `arguments` and `environment` added.
@@ -161,6 +176,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         if self.forkServer, ProcessExecutor.crashHandler() != nil {
             var cheap = ["CORRUPT_FUZZ_CRASH_FRAMES": "1"]
             if inherited["SWIFT_BACKTRACE"] == nil, environment["SWIFT_BACKTRACE"] == nil { cheap["SWIFT_BACKTRACE"] = "enable=no" }
+            // The crash reporter hands a trap to the child, which lives through it: a known
+            // site's crash costs a report, not a fork (`0` in either environment: never).
+            let recover = WorkerProtocol.recoverVariable
+            cheap[recover] = environment[recover] ?? inherited[recover] ?? String(Self.trapsPerChild)
             cheapReports = cheap
         } else {
             cheapReports = [:]
@@ -184,14 +203,20 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         coverage?.beforeRun(slot: slot)
+        // A look at held files and a recheck need a process that did not live through a trap.
+        let next = states[slot].runs + 1
+        if states[slot].worker?.tainted == true, next % Self.heldCheckInterval == 1 || next % Self.recheckInterval == 0 { retire(slot) }
         let ran = try run(input, slot: slot)
         var execution = ran.execution
-        if let key = ran.crashKey { execution = try withFullReport(execution, key: key, of: input, slot: slot) }
+        let tainted = states[slot].lastRunTainted
+        if let key = ran.crashKey { execution = try withFullReport(execution, key: key, of: input, slot: slot, tainted: tainted) }
+        if tainted { execution.afterRecoveredTrap = true }
         execution.coverage = coverage?.afterRun(slot: slot, input: input)
         states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered (``heldCheckInterval``).
-        if states[slot].runs % Self.heldCheckInterval == 1, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
+        // Not after a trap the child lived through: a file the loader had open then stays open.
+        if states[slot].runs % Self.heldCheckInterval == 1, !tainted, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
             // A fork server's child serves the inputs; one that crashed may still be torn down
             // (the server answered as soon as its crash reporter said it was dying), holding
             // the input it crashed on: not a loader that kept its file.
@@ -201,7 +226,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
         let key = Self.stableKey(execution.outcome)
         guard let key else { return execution }
-        if states[slot].runs % Self.recheckInterval == 0, let earlier = states[slot].recent.first {
+        if states[slot].runs % Self.recheckInterval == 0, !tainted, !(states[slot].worker?.tainted ?? false), let earlier = states[slot].recent.first {
             let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot).execution
             let second = Self.stableKey(again.outcome) ?? again.outcome.word
             stabilityLock.withLock {
@@ -256,8 +281,12 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// `execution`, a crash with a cheap report whose site is `key`, with the site's outcome and
     /// full report: the one made before, or one made now by running `input` once more in a fresh
     /// worker that writes full reports. When that run does not crash, the cheap report, read
-    /// now, stays the site's report, so the site is not run again for every crash.
-    private func withFullReport(_ execution: Execution, key: UInt64, of input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+    /// now, stays the site's report, so the site is not run again for every crash; unless the
+    /// crash came from a process that had lived through a trap (`tainted`): then it may have
+    /// come of what that trap left, and the fresh run's execution is the input's.
+    private func withFullReport(
+        _ execution: Execution, key: UInt64, of input: TestInput, slot: Int, tainted: Bool
+    ) throws(CorruptFuzzError) -> Execution {
         var full = execution
         if let known = crashSites.withLock({ $0[key] }) {
             full.outcome = known.outcome
@@ -270,6 +299,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         let site: CrashSite
         if case .crashed = again.outcome {
             site = CrashSite(outcome: again.outcome, stderr: again.stderr)
+        } else if tainted {
+            return again
         } else {
             guard case .crashed(let signal, _, _) = execution.outcome else { return execution }
             site = CrashSite(outcome: ProcessExecutor.crash(signal: signal, String(decoding: execution.stderr, as: UTF8.self)), stderr: execution.stderr)
@@ -306,6 +337,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
         states[slot].workerRuns += 1
         guard var worker = states[slot].worker else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
+        states[slot].lastRunTainted = worker.tainted
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now
         _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
@@ -324,7 +356,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         case .line(let bytes):
             states[slot].worker = worker
             if let child = WorkerProtocol.childEnded(bytes) {
-                // The fork server's child died with this input; the server forks the next.
+                // The fork server's child died with this input, and the next one (forked from
+                // the server, which runs no inputs) serves; or it lived through a trap.
+                states[slot].worker?.tainted = child.recovered
                 let stderr = Self.readLog(worker.log, from: logStart)
                 return ended(status: child.status, peakKilobytes: child.peakKilobytes, stderr: stderr, plain: plain, started: started)
             }
@@ -349,6 +383,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
                     stop(slot)  // an answer after the deadline: too late
                     return hung
                 }
+                worker.tainted = child.recovered
                 states[slot].worker = worker
                 return ended(
                     status: child.status, peakKilobytes: child.peakKilobytes, stderr: Self.readLog(worker.log, from: logStart), plain: plain,
@@ -536,6 +571,22 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
                 return n
             }
             guard n > 0 else { return .ended("ended") }
+        }
+    }
+
+    /// Replaces the fork server's child that serves the slot, which lived through a trap, with
+    /// one that did not (``WorkerProtocol/retireLine``; the server answers `C` for it); stops the
+    /// worker when it does not answer so.
+    private func retire(_ slot: Int) {
+        guard var worker = states[slot].worker else { return }
+        let line = Array((WorkerProtocol.retireLine + "\n").utf8)
+        _ = line.withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }
+        let answer = Self.nextLine(&worker, before: .now + .seconds(5))
+        worker.tainted = false
+        states[slot].worker = worker
+        guard case .line(let bytes) = answer, WorkerProtocol.childEnded(bytes) != nil else {
+            stop(slot)
+            return
         }
     }
 

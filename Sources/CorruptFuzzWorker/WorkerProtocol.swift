@@ -20,6 +20,21 @@ public enum WorkerProtocol {
     /// worker. A worker built before it ignores the variable, and dies on a crash as before.
     public static let forkServerVariable = "CORRUPT_FUZZ_FORK_SERVER"
 
+    /// The environment variable corrupt-fuzz sets, with the fork server, to how many traps one of
+    /// the server's children may live through (`CF_WORKER_RECOVER_VARIABLE`): a compiler's trap
+    /// instruction (a Swift precondition failure, an index out of range, a forced unwrap of nil,
+    /// an overflow) is reported as before, and the child then abandons the input's stack and
+    /// answers `C <wait status> <peak kB> r` itself instead of dying, so a known crash site costs
+    /// a report, not a fork. `0` turns it off.
+    public static let recoverVariable = "CORRUPT_FUZZ_RECOVER_TRAPS"
+
+    /// corrupt-fuzz's line to a fork server's child that lived through a trap when it wants the
+    /// next inputs run by one that did not (a recheck, a look at held files): the child exits
+    /// with ``retiredStatus``, its server answers `C` for it and lets the next child serve.
+    public static let retireLine = "\u{1}"
+    /// The exit status of a child that was retired (``retireLine``).
+    public static let retiredStatus: Int32 = 3
+
     /// The worker's first line: `H 1`.
     public static var hello: String { "H \(version)" }
 
@@ -29,16 +44,18 @@ public enum WorkerProtocol {
         return Int(line.dropFirst().trimmingPrefix(" ").prefix { $0 != " " }) ?? 0
     }
 
-    /// A fork server's line for a child that ended mid-input (`C <wait status> <peak kB>`):
-    /// the status as `waitpid` gives it and the child's peak resident memory; nil for another
-    /// line.
-    public static func childEnded(_ line: [UInt8]) -> (status: Int32, peakKilobytes: Int64)? {
+    /// A fork server's line for a child that ended mid-input (`C <wait status> <peak kB>`), or
+    /// a child's for a trap it lived through (`C <wait status> <peak kB> r`, ``recoverVariable``):
+    /// the status as `waitpid` gives it, the child's peak resident memory, and whether the child
+    /// lives on; nil for another line.
+    public static func childEnded(_ line: [UInt8]) -> (status: Int32, peakKilobytes: Int64, recovered: Bool)? {
         guard line.first == UInt8(ascii: "C"), line.count > 2, line[1] == 0x20 else { return nil }
         let fields = line.dropFirst(2).split(separator: 0x20)
-        guard fields.count == 2, let status = Int32(String(decoding: fields[0], as: UTF8.self)),
+        guard fields.count == 2 || (fields.count == 3 && fields[2].elementsEqual("r".utf8)),
+            let status = Int32(String(decoding: fields[0], as: UTF8.self)),
             let peak = Int64(String(decoding: fields[1], as: UTF8.self))
         else { return nil }
-        return (status, peak)
+        return (status, peak, fields.count == 3)
     }
 
     /// The reply a result line holds (`A <digest>`, `V <message>`, `R <reason|-> <message>`);

@@ -325,6 +325,46 @@ struct RememberedVerdictTests {
         return (crashes[0].freshProcess, crashes[0].finding.signature)
     }
 
+    @Test(
+        "a finding a worker's process showed only after it lived through a trap, and a fresh process does not show, is left out and counted; one from a process that did not stays, marked"
+    )
+    func findingOnlyAfterATrap() throws {
+        let seed = Array("a seed".utf8)
+        // Inputs of an even length crash a process that lived through a trap; of an odd length,
+        // one that did not. A fresh process accepts them all.
+        struct Worker: Executor {
+            let slots = 1
+            let seed: [UInt8]
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                let bytes = input.bytes ?? []
+                if bytes == seed { return Execution(outcome: .accepted(digest: "")) }
+                var execution = Execution(outcome: .crashed(signal: SIGSEGV, frames: [bytes.count % 2 == 0 ? "left_by_a_trap" : "state_kept"], message: nil))
+                execution.afterRecoveredTrap = bytes.count % 2 == 0
+                return execution
+            }
+        }
+        struct Fresh: Executor {
+            let slots = 1
+            func execute(_ input: TestInput, slot: Int) -> Execution { Execution(outcome: .accepted(digest: "")) }
+        }
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 200
+        configuration.jobs = 1
+        let campaign = Campaign(
+            executor: Worker(seed: seed), targetName: "trapped", targetCommand: "trapped @@", takesPath: true,
+            validator: ClosureValidator(name: "all valid") { _ in .valid }, seeds: [Seed(name: "a", bytes: seed)], configuration: configuration)
+        campaign.replayExecutor = Fresh()
+        let result = try campaign.run()
+        let signatures = result.findings.map(\.finding.signature)
+        #expect(result.findingsOnlyAfterTrap == 1, "\(signatures)")
+        #expect(!signatures.contains { $0.contains("left_by_a_trap") }, "\(signatures)")
+        let kept = try #require(result.findings.first { $0.finding.signature.contains("state_kept") }, "\(signatures)")
+        guard case .notReproduced? = kept.freshProcess else {
+            Issue.record("not marked as not reproduced: \(String(describing: kept.freshProcess))")
+            return
+        }
+    }
+
     @Test("a memory fault whose site moves between fresh processes is 'site varies', with the sites seen; one that stays put is not marked")
     func memoryFaultSiteVaries() throws {
         // The first fresh run agrees, the two more runs a memory fault gets show two other sites.

@@ -1,5 +1,6 @@
 import CorruptFuzzCore
 import CorruptFuzzRunner
+import CorruptFuzzWorker
 import Foundation
 import Testing
 
@@ -96,6 +97,70 @@ struct WorkerExecutorTests {
             #expect(try run(plain, "OK\u{0}crash") == first)
             #expect(try run(plain, "OK after") == .accepted(digest: "OK after"))
             #expect(plain.workersStarted == 2)
+        }
+
+        @Test(
+            "a fork server's child lives through a trap at a known site: the same outcome, the same process serves on, what it shows after is marked, and a crash it shows that a fresh worker does not is not one"
+        )
+        func trapLivedThrough() throws {
+            func scarred(_ environment: [String: String]) throws -> WorkerExecutor {
+                try WorkerExecutor(
+                    path: BuiltProducts.path("WorkerFixture"), arguments: ["scarred"], environment: environment,
+                    limits: .init(timeoutMilliseconds: 2000), slots: 1)
+            }
+            func execute(_ executor: WorkerExecutor, _ text: String) throws -> Execution {
+                try executor.execute(TestInput(bytes: Array(text.utf8), seedName: "test"), slot: 0)
+            }
+            /// The site's first crash (its full report from a fresh worker, then a new worker,
+            /// whose first input it serves itself), then a trap at the site in a forked child, with
+            /// the child's process id before and after it.
+            func crashInAChild(_ executor: WorkerExecutor) throws -> (first: Execution, again: Execution, before: Outcome, after: Execution) {
+                _ = try execute(executor, "first")
+                let first = try execute(executor, "zero\u{0}")
+                _ = try execute(executor, "warm")
+                let before = try execute(executor, "child").outcome
+                let again = try execute(executor, "zero again\u{0}")
+                return (first, again, before, try execute(executor, "child again"))
+            }
+            let executor = try scarred([:])
+            let lived = try crashInAChild(executor)
+            guard case .crashed(let signal, _, let message) = lived.first.outcome else {
+                Issue.record("the zero byte did not crash the worker: \(lived.first.outcome)")
+                return
+            }
+            #expect(signal == SIGILL || signal == SIGTRAP)
+            #expect(message?.contains("a zero byte at 4") == true, "\(message ?? "no message")")
+            #expect(lived.again.outcome == lived.first.outcome)
+            #expect(!lived.again.afterRecoveredTrap, "the child that trapped had not lived through one before")
+            guard case .accepted(let child) = lived.before else {
+                Issue.record("the child did not accept: \(lived.before)")
+                return
+            }
+            #expect(lived.after.outcome == .accepted(digest: child), "the same process serves after the trap")
+            #expect(lived.after.afterRecoveredTrap)
+            // What the trap left (the fixture's mark) traps it at another site; a fresh worker
+            // accepts the input: the input's outcome is the fresh worker's.
+            let marked = try execute(executor, "M")
+            guard case .accepted = marked.outcome else {
+                Issue.record("a crash only what the trap left made was reported: \(marked.outcome)")
+                return
+            }
+            #expect(marked.afterRecoveredTrap)
+            // A new worker serves next: no mark, no trap.
+            let fresh = try execute(executor, "M again")
+            #expect(!fresh.afterRecoveredTrap)
+            if case .accepted = fresh.outcome {} else { Issue.record("a new worker did not accept: \(fresh.outcome)") }
+
+            // Turned off (the user's environment), the child dies of the trap and the next serves.
+            let off = try scarred([WorkerProtocol.recoverVariable: "0"])
+            let died = try crashInAChild(off)
+            #expect(died.again.outcome == lived.first.outcome)
+            guard case .accepted(let next) = died.after.outcome else {
+                Issue.record("the next child did not accept: \(died.after.outcome)")
+                return
+            }
+            #expect(died.before != .accepted(digest: next), "another child serves after the trap")
+            #expect(!died.after.afterRecoveredTrap)
         }
 
         /// Runs the strict fixture once on an input that crashes it, with the crash reporter and

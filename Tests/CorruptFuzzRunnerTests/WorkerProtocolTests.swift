@@ -18,6 +18,9 @@ struct WorkerProtocolTests {
         #expect(letters == ["H", "A", "V", "R"])
         #expect(Character(UnicodeScalar(UInt8(CF_WORKER_CHILD_ENDED))) == "C")
         #expect(CF_WORKER_FORK_SERVER_VARIABLE == WorkerProtocol.forkServerVariable)
+        #expect(CF_WORKER_RECOVER_VARIABLE == WorkerProtocol.recoverVariable)
+        #expect(WorkerProtocol.retireLine == String(UnicodeScalar(UInt8(CF_WORKER_RETIRE))))
+        #expect(WorkerProtocol.retiredStatus == CF_WORKER_RETIRED_STATUS)
         #expect(WorkerProtocol.hello == "\(letters[0]) \(CF_WORKER_PROTOCOL_VERSION)")
     }
 
@@ -67,11 +70,21 @@ struct WorkerProtocolTests {
         }
     }
 
-    @Test("a fork server's line for a child that died is read as its wait status and peak memory, and no other line is")
+    @Test(
+        "a fork server's line for a child that died is read as its wait status and peak memory, a child's for a trap it lived through as that too, and no other line is"
+    )
     func childEnded() {
-        #expect(WorkerProtocol.childEnded(Array("C 4 10980".utf8))! == (4, 10980))
-        #expect(WorkerProtocol.childEnded(Array("C 256 0".utf8))! == (256, 0))
-        for line in ["C", "C ", "C 4", "C x 1", "A C 4 1", "R corrupt C 4 1", "C 4 1 2"] {
+        #expect(WorkerProtocol.childEnded(Array("C 4 10980".utf8))! == (4, 10980, false))
+        #expect(WorkerProtocol.childEnded(Array("C 256 0".utf8))! == (256, 0, false))
+        #expect(WorkerProtocol.childEnded(Array("C 4 21044 r".utf8))! == (4, 21044, true))
+        // The line the C side writes for a recovered trap.
+        var line = [CChar](repeating: 0, count: 64)
+        let count = Int(cf_worker_recovered_line(&line, line.count, SIGILL))
+        let written = line[0..<count].map { UInt8(bitPattern: $0) }
+        #expect(written.last == 0x0A)
+        let read = WorkerProtocol.childEnded(Array(written.dropLast()))
+        #expect(read?.status == SIGILL && read?.recovered == true && (read?.peakKilobytes ?? 0) > 0, "\(String(decoding: written, as: UTF8.self))")
+        for line in ["C", "C ", "C 4", "C x 1", "A C 4 1", "R corrupt C 4 1", "C 4 1 2", "C 4 1 r r", "C 4 1 R"] {
             #expect(WorkerProtocol.childEnded(Array(line.utf8)) == nil, "\(line)")
         }
     }

@@ -48,8 +48,14 @@ enum {
     CF_WORKER_ACCEPTED = 'A',
     CF_WORKER_ACCEPTED_INVALID = 'V',
     CF_WORKER_REJECTED = 'R',
-    CF_WORKER_CHILD_ENDED = 'C'
+    CF_WORKER_CHILD_ENDED = 'C',
+    /// corrupt-fuzz's line (this byte alone) to a fork server's child that lived through a trap,
+    /// when it wants inputs run by a child that did not (a recheck): the child exits
+    /// (status CF_WORKER_RETIRED_STATUS), and its server says `C` for it and lets the spare serve.
+    CF_WORKER_RETIRE = 0x01
 };
+/// A retired child's exit status.
+#define CF_WORKER_RETIRED_STATUS 3
 /// The environment variable corrupt-fuzz sets to 1 when it wants a fork server
 /// (cf_worker_fork_server).
 #define CF_WORKER_FORK_SERVER_VARIABLE "CORRUPT_FUZZ_FORK_SERVER"
@@ -108,6 +114,27 @@ int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load);
 /// Returns 0 without forking when no fork server is wanted or possible: the caller then serves
 /// inputs itself, as before.
 int cf_worker_fork_server(int result_fd);
+
+/// The environment variable that lets a fork server's children live through a trap: its value is
+/// how many times one child may (0, or unset: never). A trap is a compiler-inserted trap
+/// instruction (Swift's precondition failures, an index out of range, a forced unwrap of nil, an
+/// overflow; C's __builtin_trap): x86-64's ud2, arm64's brk. Its crash report is written as
+/// before; then, instead of dying, the child abandons the input's stack (what it held is leaked,
+/// never freed), answers `C <wait status> <peak kB> r` itself and reads the next input: a known
+/// crash site costs a report, not a process. A child that used up its count dies of its trap as
+/// before. Any other signal (a memory fault, an abort) is never recovered from. corrupt-fuzz
+/// checks in a fresh process what a child showed after it recovered.
+#define CF_WORKER_RECOVER_VARIABLE "CORRUPT_FUZZ_RECOVER_TRAPS"
+
+/// Runs `body(context)`; in a fork server's child that may recover (CF_WORKER_RECOVER_VARIABLE),
+/// a trap in it returns here: the trap's signal is returned (0: the body returned). Needs
+/// corrupt-fuzz's crash reporter (preloaded on Linux), which reports the trap and hands it over;
+/// elsewhere it just runs the body.
+int cf_worker_guarded(void (*body)(void *), void *context);
+
+/// The line a child that recovered from a trap writes as that input's reply
+/// (`C <wait status> <peak kB> r`), in `line` (64 bytes are enough); its length.
+int cf_worker_recovered_line(char *line, size_t capacity, int signal);
 
 #ifdef __cplusplus
 }

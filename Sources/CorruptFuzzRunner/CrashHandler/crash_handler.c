@@ -114,6 +114,24 @@ static void tell_fork_server(int signo) {
     (void)n;
 }
 
+// A persistent worker's fork server child that may live through a trap
+// (CORRUPT_FUZZ_RECOVER_TRAPS, corrupt_fuzz_worker.c) hands this reporter the function that
+// decides: called once the report is written, it returns only when the child is to die.
+static void (*recovery)(int, void *) = NULL;
+
+__attribute__((visibility("default"))) void cf_crash_reporter_recover_with(void (*decide)(int, void *)) { recovery = decide; }
+
+static void on_crash(int signo, siginfo_t *info, void *context);
+
+static void install(int signo) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_crash;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(signo, &action, NULL);
+}
+
 static void on_crash(int signo, siginfo_t *info, void *context) {
     char line[1024];
     snprintf(line, sizeof line, "corrupt-fuzz: crashed with signal %d at %p\n", signo, info ? info->si_addr : NULL);
@@ -140,6 +158,12 @@ static void on_crash(int signo, siginfo_t *info, void *context) {
         void *address = i == first && pc ? frames[i] : (void *)((uintptr_t)frames[i] - 1);
         describe(address, line, sizeof line, index++);
         write_text(line, strlen(line));
+    }
+    if (recovery && (signo == SIGILL || signo == SIGTRAP)) {
+        // Handled again next time (SA_RESETHAND put the default back) if the child lives on.
+        install(signo);
+        recovery(signo, context);
+        signal(signo, SIG_DFL);
     }
     tell_fork_server(signo);
     // Die of the same signal, as the process would have without this handler.
@@ -170,11 +194,6 @@ __attribute__((constructor)) static void corrupt_fuzz_install_crash_handler(void
         struct sigaction old;
         if (sigaction(crash_signals[i], NULL, &old) != 0) continue;
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;  // someone else's
-        struct sigaction action;
-        memset(&action, 0, sizeof action);
-        action.sa_sigaction = on_crash;
-        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
-        sigemptyset(&action.sa_mask);
-        sigaction(crash_signals[i], &action, NULL);
+        install(crash_signals[i]);
     }
 }

@@ -12,6 +12,10 @@
 //                          about one input in three (those whose FNV-1a hash is 0 modulo 3),
 //                          unless WORKER_FIXTURE_CRASH=0: a frequent, shallow crash
 //                          (Benchmarks/crash-pace)
+//   WorkerFixture scarred  accepts every input with its process id as the digest; traps on an
+//                          input holding a zero byte, mid-load: a process that lives through it
+//                          keeps a load that never finished, and then traps (at another site)
+//                          on an input starting with "M"
 // or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
 import CorruptFuzzWorker
 import Foundation
@@ -32,6 +36,11 @@ nonisolated(unsafe) var seen: Set<Data> = []
     let table = [0, 1]
     return table[hash % 3 == 0 ? 2 : Int(hash % 2)]
 }
+
+/// The `scarred` mode's mark: loads started and not finished (one, while an input loads).
+nonisolated(unsafe) var unfinished = 0
+
+@inline(never) func leftLoading() -> Never { preconditionFailure("a trap left this process loading") }
 
 // The mode: WORKER_FIXTURE_MODE, else the first argument (with the variable set, the first
 // argument is free for an input's path, so the fixture also runs one input at a time).
@@ -57,6 +66,15 @@ case "habits":
         let bytes = [UInt8](data)
         let entry = crashes ? checkedEntry(bytes) : 0
         return try HardenedHabitLoader.load(bytes).count + entry
+    }
+case "scarred":
+    CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> String in
+        let bytes = [UInt8](data)
+        unfinished += 1
+        if unfinished > 1, bytes.first == UInt8(ascii: "M") { leftLoading() }
+        if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
+        unfinished -= 1
+        return "\(getpid())"
     }
 case "leaky":
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
