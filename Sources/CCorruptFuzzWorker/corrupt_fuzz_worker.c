@@ -87,7 +87,7 @@ static uint8_t *read_file(FILE *file, size_t *size) {
 }
 
 /// Loads the file at `path` (or `file` when given) into `reply`; returns the load's status.
-static int load_path(const char *path, FILE *given, cf_worker_load_fn load, cf_worker_reply *reply) {
+static int cf_worker_read_and_load(const char *path, FILE *given, cf_worker_load_fn load, cf_worker_reply *reply) {
     FILE *file = given ? given : fopen(path, "rb");
     if (!file) {
         cf_worker_reject(reply, "not-found", "the file does not exist");
@@ -433,8 +433,8 @@ typedef struct {
     cf_worker_load_path_fn load_path;
 } loader;
 
-static int run_input(const char *path, loader how, cf_worker_reply *reply) {
-    if (how.load_data) return load_path(path, path ? NULL : stdin, how.load_data, reply);
+static int cf_worker_run_input(const char *path, loader how, cf_worker_reply *reply) {
+    if (how.load_data) return cf_worker_read_and_load(path, path ? NULL : stdin, how.load_data, reply);
     memset(reply, 0, sizeof *reply);
     reply->kind = CF_WORKER_REJECTED;
     int status = how.load_path(path, reply);
@@ -450,12 +450,12 @@ typedef struct {
     cf_worker_reply *reply;
 } input_run;
 
-static void run_guarded_input(void *context) {
+static void cf_worker_run_guarded_input(void *context) {
     input_run *run = context;
-    run_input(run->path, run->how, run->reply);
+    cf_worker_run_input(run->path, run->how, run->reply);
 }
 
-static int serve(int argc, char **argv, loader how) {
+static int cf_worker_serve(int argc, char **argv, loader how) {
     static cf_worker_reply reply;
     const char *variable = getenv(CF_WORKER_FD_VARIABLE);
     if (variable && *variable) {
@@ -472,7 +472,7 @@ static int serve(int argc, char **argv, loader how) {
             if (line[length - 1] == '\n') line[--length] = '\0';
             if (length == 1 && line[0] == CF_WORKER_RETIRE) _exit(CF_WORKER_RETIRED_STATUS);
             input_run run = {line, how, &reply};
-            int trapped = cf_worker_guarded(run_guarded_input, &run);
+            int trapped = cf_worker_guarded(cf_worker_run_guarded_input, &run);
             if (cf_coverage_collect) cf_coverage_collect();
             if (trapped) {
                 // Lived through a trap: the input's reply says it crashed.
@@ -496,7 +496,7 @@ static int serve(int argc, char **argv, loader how) {
         free(line);
         return 0;
     }
-    int status = run_input(argc > 1 ? argv[1] : NULL, how, &reply);
+    int status = cf_worker_run_input(argc > 1 ? argv[1] : NULL, how, &reply);
     if (status == 0) {
         printf("%s\n", reply.text);
         return 0;
@@ -507,10 +507,10 @@ static int serve(int argc, char **argv, loader how) {
 
 int cf_worker_main(int argc, char **argv, cf_worker_load_fn load) {
     loader how = {load, NULL};
-    return serve(argc, argv, how);
+    return cf_worker_serve(argc, argv, how);
 }
 
 int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load) {
     loader how = {NULL, load};
-    return serve(argc, argv, how);
+    return cf_worker_serve(argc, argv, how);
 }

@@ -30,7 +30,10 @@ public enum CrashSignature {
     /// when ``message(in:)`` found nothing.
     public static func frames(in stderr: String, site: Bool = false) -> [String] {
         let all = crashedThreadFrames(in: stderr)
-        var kept = Array(all.filter { !isRuntimeFrame($0.symbol) }.prefix(frameCount))
+        // The loader's frames end where corrupt-fuzz's worker loop calls it: a persistent worker
+        // and the same executable run once for a replay call it from different places.
+        let loader = all.prefix { !isWorkerLoopFrame($0.symbol) }
+        var kept = Array((loader.isEmpty ? all[...] : loader).filter { !isRuntimeFrame($0.symbol) }.prefix(frameCount))
         // Frames the crash reporter of C targets names by address (`parse+0x34`, `parser+0x11b4`):
         // only the top one keeps its offset (the site), and only when the site is asked for; a
         // caller's offset is its call site, which would split one bug by the paths to it, and a
@@ -103,15 +106,16 @@ public enum CrashSignature {
     }
 
     /// What recursed without bound, when the crashed thread's frames repeat one function 16
-    /// times in a row, or a cycle of up to 8 functions (A calls B calls A: a decoder decoding an
-    /// array that holds an array) over 28 frames or more (the backtracer prints the top 48): a
-    /// stack overflow's top frame is wherever the stack ran out, so only the recursion names the
-    /// bug. A cycle is named by its functions from the alphabetically first, each followed by its
-    /// caller (`A ← B ← C`), the same wherever the stack ran out. Callers ask only for a memory
-    /// fault (a trap 16 calls deep into a recursive parser is that trap).
+    /// times in a row, or a cycle of up to 24 frames (A calls B calls A: a decoder decoding an
+    /// array that holds an array; a function may be in it more than once) over 28 frames or more
+    /// (full reports ask Swift's backtracer for the top 124): a stack overflow's top frame is
+    /// wherever the stack ran out, so only the recursion names the bug. A cycle is named by its
+    /// frames from the rotation that sorts first, each followed by its caller (`A ← B ← C`), the
+    /// same wherever the stack ran out. Callers ask only for a memory fault (a trap 16 calls deep
+    /// into a recursive parser is that trap).
     public static func recursion(in stderr: String) -> String? {
         let symbols = crashedThreadFrames(in: stderr).map(\.symbol)
-        for period in 1...8 {
+        for period in 1...24 {
             // Positions whose frame is the one `period` further down, in a row.
             let wanted = min(max(15, 6 * period), 28)
             var run = 0
@@ -119,11 +123,11 @@ public enum CrashSignature {
                 run = symbols[index] == symbols[index + period] ? run + 1 : 0
                 guard run >= wanted else { continue }
                 let cycle = Array(symbols[(index + 1)..<(index + 1 + period)])
-                // A shorter period would have been found first; a cycle of one function twice
-                // over is that function.
-                guard Set(cycle).count == period else { break }
-                let first = cycle.indices.min { cycle[$0] < cycle[$1] } ?? 0
-                return (cycle[first...] + cycle[..<first]).joined(separator: " ← ")
+                // A shorter cycle twice over is that cycle, found at its own period if at all.
+                let rotations = cycle.indices.map { Array(cycle[$0...] + cycle[..<$0]) }
+                guard !rotations.dropFirst().contains(cycle) else { break }
+                let first = rotations.min { $0.lexicographicallyPrecedes($1) } ?? cycle
+                return first.joined(separator: " ← ")
             }
         }
         return nil
@@ -282,6 +286,12 @@ public enum CrashSignature {
     ]
 
     private static let runtimeFragments = ["_checkIndex", "_checkSubscript", "_assertionFailure", "_fatalErrorMessage", "_precondition"]
+
+    /// A frame of CorruptFuzzWorker's loop (`corrupt_fuzz_worker.c`'s `cf_worker_` functions, the
+    /// Swift module's `CorruptFuzzWorker.` ones), which calls the loader.
+    static func isWorkerLoopFrame(_ symbol: String) -> Bool {
+        symbol.hasPrefix("cf_worker_") || symbol.contains("CorruptFuzzWorker.")
+    }
 
     private static func isRuntimeFrame(_ symbol: String) -> Bool {
         runtimePrefixes.contains { symbol.hasPrefix($0) } || runtimeFragments.contains { symbol.contains($0) }

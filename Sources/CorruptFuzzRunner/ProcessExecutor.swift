@@ -94,7 +94,7 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// For a sanitized `executable`, the sanitizer's options carry `limit` (``SanitizedExecutable``).
     public static func targetEnvironment(adding extra: [String: String], executable: String? = nil, limit: Int64 = 0) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
-        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none"
+        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=128"
         // A sanitizer runtime linked dynamically (gcc's) refuses to start when another library
         // is preloaded before it, unless told not to check.
         var asan = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"

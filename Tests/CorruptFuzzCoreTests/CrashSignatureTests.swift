@@ -83,6 +83,64 @@ struct CrashSignatureTests {
         #expect(CrashSignature.recursion(in: short) == nil)
     }
 
+    @Test(
+        "a stack overflow through a long cycle in which a function comes back (an object decoding a list of objects that decode lists) is named the same wherever the stack ran out"
+    )
+    func recursionThroughALongCycle() {
+        // The naive friend-list loader's overflow (16 frames a cycle; NSKeyedUnarchiver's
+        // _decodeObject three times in it), as Swift's backtracer prints its top 124 frames.
+        let cycle = [
+            "NSKeyedUnarchiver._decodeObject(_:) + 3080 in libFoundation.so",
+            "NSKeyedUnarchiver._decodeArrayOfObjectsForKey(_:) + 326 in libFoundation.so",
+            "NSArray.__allocating_init(coder:) + 127 in libFoundation.so",
+            "protocol witness for NSCoding.init(coder:) in conformance NSArray + 15 in libFoundation.so",
+            "NSKeyedUnarchiver._decodeObject(_:) + 3080 in libFoundation.so",
+            "NSKeyedUnarchiver._decodeObject(forKey:) + 380 in libFoundation.so",
+            "NSKeyedUnarchiver.decodeObject(forKey:) + 21 in libFoundation.so",
+            "NaiveFriendList.init(coder:) + 83 in friend-list-naive at /src/NaiveFriendListLoader.swift:60:25",
+            "NaiveFriendList.__allocating_init(coder:) in friend-list-naive at //<compiler-generated>",
+            "protocol witness for NSCoding.init(coder:) in conformance NaiveFriendList + 44 in friend-list-naive",
+            "NSKeyedUnarchiver._decodeObject(_:) + 3080 in libFoundation.so",
+            "NSKeyedUnarchiver._decodeObject(forKey:) + 380 in libFoundation.so",
+            "NSKeyedUnarchiver.decodeObject(forKey:) + 21 in libFoundation.so",
+            "NaiveFriend.init(coder:) + 147 in friend-list-naive at /src/NaiveFriendListLoader.swift:44:26",
+            "NaiveFriend.__allocating_init(coder:) in friend-list-naive at //<compiler-generated>",
+            "protocol witness for NSCoding.init(coder:) in conformance NaiveFriend + 44 in friend-list-naive",
+        ]
+        // Where the stack ran out: in the runtime's metadata cache (a few frames) or its hashing
+        // (more), at any frame of the cycle.
+        func overflow(runtimeFrames: Int, skip: Int) -> String {
+            var report = "*** Program crashed: Bad pointer dereference at 0x00007ffdddeaeff8 ***\n\nThread 0 \"friend-list-nai\" crashed:\n\n"
+            for i in 0..<runtimeFrames { report += "   \(i) [ra] 0x00007fd5282c3df4 swift_runtime_frame_\(i) + 4 in libswiftCore.so\n" }
+            for i in runtimeFrames..<124 { report += "   \(i) [ra] 0x00007f3d0e0c8c49 \(cycle[(i + skip) % cycle.count])\n" }
+            return report
+        }
+        let names = [(5, 0), (12, 3), (14, 9), (7, 15)].map { CrashSignature.recursion(in: overflow(runtimeFrames: $0.0, skip: $0.1)) }
+        #expect(Set(names).count == 1, "\(names)")
+        let name = names[0] ?? ""
+        #expect(name.contains("NaiveFriend.init(coder:)") && name.contains("NaiveFriendList.init(coder:)"), "\(name)")
+        #expect(name.components(separatedBy: " ← ").count == 16, "\(name)")
+    }
+
+    @Test("a shallow loader's crash has the same frames in a persistent worker as in the replay: the worker loop's frames are not the loader's")
+    func workerLoopFramesLeftOut() {
+        func report(_ callers: [String]) -> String {
+            let frames = ["closure #1 in  + 77 in habit-loader-naive at /src/main.swift:12:9", "@objc closure #1 in  + 22 in habit-loader-naive"] + callers
+            return "*** Program crashed: System trap at 0x000055e2c3e1b4a4 ***\n\nThread 0 crashed:\n\n"
+                + frames.enumerated().map { "    \($0.offset) [ra] 0x000055e2c3e1b4a4 \($0.element)" }.joined(separator: "\n")
+        }
+        let worker = report([
+            "cf_worker_run_input + 40 in habit-loader-naive", "cf_worker_guarded + 88 in habit-loader-naive", "cf_worker_serve + 412 in habit-loader-naive",
+        ])
+        let replay = report(["cf_worker_run_input + 40 in habit-loader-naive", "cf_worker_serve + 601 in habit-loader-naive"])
+        let swiftWorker = report([
+            "static CorruptFuzzWorker.reply<A, B>(_:load:validate:digest:) + 71 in habit-loader-naive", "GuardedRun.start() + 30 in habit-loader-naive",
+        ])
+        #expect(CrashSignature.frames(in: worker) == ["closure #1 in", "@objc closure #1 in"])
+        #expect(CrashSignature.frames(in: replay) == CrashSignature.frames(in: worker))
+        #expect(CrashSignature.frames(in: swiftWorker) == CrashSignature.frames(in: worker))
+    }
+
     @Test("reads AddressSanitizer frames")
     func sanitizer() {
         let report = """
