@@ -81,13 +81,17 @@ public final class Judge: Sendable {
     ) throws(CorruptFuzzError) -> Judgement {
         let watch = self.watch(input)
         var execution = try executor.execute(watch.input, slot: slot)
-        guard case .hung(let first) = execution.outcome, confirms(confirming) else {
+        // A process that lived through a trap may wait forever for a lock the trap left held:
+        // its hang is always run again in a fresh process, and one that finishes there is
+        // neither a hang nor a slow input.
+        let tainted = execution.afterRecoveredTrap
+        guard case .hung(let first) = execution.outcome, confirms(confirming) || tainted else {
             return judge(input, execution: execution, slot: slot, watch: watch)
         }
         let again = try executor.confirmHang(watch.input, slot: slot, margin: hangMargin)
         guard case .hung(let second) = again.outcome else {
             var judged = judge(input, execution: again, slot: slot, watch: watch)
-            judged.slow = true
+            judged.slow = !tainted
             return judged
         }
         confirmedHang.set(true)

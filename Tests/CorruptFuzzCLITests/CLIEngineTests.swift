@@ -140,6 +140,26 @@ struct CLIEngineTests {
         #expect(replay.contains("replay") && !replay.contains("--worker"), "\(replay)")
     }
 
+    #if os(Linux)
+        @Test("--worker: a lock a trap left held (the child lived through it) makes no hang, and no slow input, only the crash")
+        func lockLeftByATrap() throws {
+            let corpus = try temporaryFolder("corpus")
+            defer { try? FileManager.default.removeItem(at: corpus) }
+            try Data("OK first".utf8).write(to: corpus.appendingPathComponent("a.txt"))
+            let (result, target, reports) = try campaign([
+                "--target", "\(product("WorkerFixture")) locking", "--worker", "--corpus", corpus.path, "--runs", "80", "--timeout", "300ms",
+            ])
+            defer { try? FileManager.default.removeItem(at: reports) }
+            #expect(result.status == 1, "stderr: \(result.stderr)")
+            let findings = target["findings"] as? [[String: Any]] ?? []
+            // (The fixture rejects an empty file as corrupt: a wrong reason, beside the point.)
+            let kinds = findings.compactMap { $0["kind"] as? String }.filter { $0 != "wrong-reason" }
+            #expect(kinds == ["crash"], "\(findings.map { ($0["kind"] ?? "", $0["signature"] ?? "") })")
+            #expect(target["slowInputs"] as? Int ?? -1 == 0)
+            #expect(target["executions"] as? Int == 80)
+        }
+    #endif
+
     @Test("--worker with a command that is not a worker stops with an error that says what to do")
     func notAWorker() throws {
         let corpus = try temporaryFolder("corpus")

@@ -163,6 +163,31 @@ struct WorkerExecutorTests {
             #expect(!died.after.afterRecoveredTrap)
         }
 
+        @Test(
+            "a child that lived through a trap while it held a lock waits for it on its next input: a hang marked as after a trap, and a new worker serves next"
+        )
+        func lockLeftByATrap() throws {
+            let executor = try WorkerExecutor(
+                path: BuiltProducts.path("WorkerFixture"), arguments: ["locking"], environment: [:],
+                limits: .init(timeoutMilliseconds: 300), slots: 1)
+            func execute(_ text: String) throws -> Execution { try executor.execute(TestInput(bytes: Array(text.utf8), seedName: "test"), slot: 0) }
+            // The site's first crash (its full report from a fresh worker), a new worker's first
+            // input (served before it forks), then a trap in a forked child, which lives through it.
+            for text in ["OK first", "zero\u{0}", "OK warm", "OK child"] { _ = try execute(text) }
+            let trapped = try execute("zero again\u{0}")
+            guard case .crashed = trapped.outcome else {
+                Issue.record("the zero byte did not crash the worker: \(trapped.outcome)")
+                return
+            }
+            let stuck = try execute("OK after")
+            guard case .hung = stuck.outcome else {
+                Issue.record("the child did not wait for the lock its trap left held: \(stuck.outcome)")
+                return
+            }
+            #expect(stuck.afterRecoveredTrap)
+            #expect(try execute("OK then").outcome == .accepted(digest: "OK then"))
+        }
+
         /// Runs the strict fixture once on an input that crashes it, with the crash reporter and
         /// `CORRUPT_FUZZ_DYING` naming a pipe and `server`: what the reporter wrote on the pipe, and
         /// the child's pid and wait status.

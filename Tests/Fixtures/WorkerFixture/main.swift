@@ -16,6 +16,8 @@
 //                          input holding a zero byte, mid-load: a process that lives through it
 //                          keeps a load that never finished, and then traps (at another site)
 //                          on an input starting with "M"
+//   WorkerFixture locking  strict, holding a lock while it loads: a process that lives through
+//                          its trap (a zero byte) waits forever for the lock on its next input
 // or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
 import CorruptFuzzWorker
 import Foundation
@@ -75,6 +77,18 @@ case "scarred":
         if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
         unfinished -= 1
         return "\(getpid())"
+    }
+case "locking":
+    // A semaphore, not an NSLock: Foundation's lock on Linux checks for errors, and its owner
+    // taking it again gets an error, not a wait.
+    let lock = DispatchSemaphore(value: 1)
+    CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> String in
+        lock.wait()
+        defer { lock.signal() }
+        let bytes = [UInt8](data)
+        if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
+        guard bytes.starts(with: Array("OK".utf8)) else { throw LoadError(reason: "corrupt", message: "no OK") }
+        return String(decoding: bytes, as: UTF8.self)
     }
 case "leaky":
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
