@@ -503,18 +503,21 @@ public final class Campaign: @unchecked Sendable {
             return true
         }
 
+        // Each job on a free core with the processes it starts (CPUBinding), when it starts any.
+        let cpus = executor is WorkerExecutor || executor is ProcessExecutor ? CPUBinding.claim(jobs: jobs.count) : jobs.map { _ in nil }
+        defer { CPUBinding.release(cpus) }
         let running = DispatchGroup()
-        for job in jobs.dropFirst() {
+        for (job, cpu) in zip(jobs, cpus).dropFirst() {
             running.enter()
             let thread = Thread {
-                job.run(plan) { _ in false }
+                CPUBinding.bound(to: cpu) { job.run(plan) { _ in false } }
                 running.leave()
             }
             // As much stack as the calling thread has: a validator may recurse deep.
             thread.stackSize = 8 << 20
             thread.start()
         }
-        jobs[0].run(plan, checkpoint: checkpoint)
+        CPUBinding.bound(to: cpus[0]) { jobs[0].run(plan, checkpoint: checkpoint) }
         while running.wait(timeout: .now() + .milliseconds(100)) == .timedOut { _ = checkpoint(afterBatch: true) }
         schedules = jobs.map(\.schedule)
 

@@ -94,7 +94,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var lastRunTainted = false
         /// Workers started.
         var starts = 0
-        var recent: [(bytes: [UInt8]?, outcome: String)] = []
+        /// The input the next recheck runs again, with its outcome: one of the last eight before
+        /// it that a process that had not lived through a trap ran, and that ended stably.
+        var recheckCandidate: (bytes: [UInt8]?, outcome: String)?
         /// The slot's input file, kept open: each input is written over the last (an open and a
         /// close per input cost the campaign's thread a fifth of its time on a fast loader).
         var input: Int32 = -1
@@ -203,9 +205,13 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         coverage?.beforeRun(slot: slot)
-        // A look at held files and a recheck need a process that did not live through a trap.
+        // A look at held files, a recheck and the input it runs again (taken from the eight
+        // before it) need a process that did not live through a trap.
         let next = states[slot].runs + 1
-        if states[slot].worker?.tainted == true, next % Self.heldCheckInterval == 1 || next % Self.recheckInterval == 0 { retire(slot) }
+        let position = next % Self.recheckInterval
+        if states[slot].worker?.tainted == true, next % Self.heldCheckInterval == 1 || position == 0 || position == Self.recheckInterval - 8 {
+            retire(slot)
+        }
         let ran = try run(input, slot: slot)
         var execution = ran.execution
         let tainted = states[slot].lastRunTainted
@@ -224,9 +230,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             let held = Self.oneEntryPerFile(([pid] + serving).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) })
             if !held.isEmpty { execution.held = held }
         }
-        let key = Self.stableKey(execution.outcome)
-        guard let key else { return execution }
-        if states[slot].runs % Self.recheckInterval == 0, !tainted, !(states[slot].worker?.tainted ?? false), let earlier = states[slot].recent.first {
+        // Only the inputs a recheck may need are keyed (a key is a string made per input).
+        let recheckDue = states[slot].runs % Self.recheckInterval == 0
+        let candidateWanted = states[slot].recheckCandidate == nil && states[slot].runs % Self.recheckInterval >= Self.recheckInterval - 8
+        guard recheckDue || candidateWanted, !tainted, let key = Self.stableKey(execution.outcome) else { return execution }
+        if candidateWanted {
+            states[slot].recheckCandidate = (input.bytes, key)
+        } else if !(states[slot].worker?.tainted ?? false), let earlier = states[slot].recheckCandidate {
+            states[slot].recheckCandidate = nil
             let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot).execution
             let second = Self.stableKey(again.outcome) ?? again.outcome.word
             stabilityLock.withLock {
@@ -240,8 +251,6 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
                 }
             }
         }
-        states[slot].recent.append((input.bytes, key))
-        if states[slot].recent.count > 8 { states[slot].recent.removeFirst() }
         return execution
     }
 
@@ -565,11 +574,20 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             let ready = poll(&poller, 1, ms)
             if ready < 0, errno != EINTR { return .ended("could not be read (\(String(cString: strerror(errno))))") }
             guard ready > 0 else { continue }
+            var line: [UInt8]?
             let n = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16_384) { buffer -> Int in
                 let n = read(worker.results, buffer.baseAddress, buffer.count)
-                if n > 0 { worker.pending += buffer[0..<n] }
+                guard n > 0 else { return n }
+                // The usual case, one whole line and nothing before it: no copy through `pending`.
+                if worker.pending.isEmpty, let newline = buffer[0..<n].firstIndex(of: 0x0A) {
+                    line = Array(buffer[0..<newline])
+                    if newline + 1 < n { worker.pending += buffer[(newline + 1)..<n] }
+                } else {
+                    worker.pending += buffer[0..<n]
+                }
                 return n
             }
+            if let line { return .line(line) }
             guard n > 0 else { return .ended("ended") }
         }
     }

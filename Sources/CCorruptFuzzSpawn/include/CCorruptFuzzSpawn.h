@@ -135,6 +135,22 @@ void *cf_shm_create(size_t size, int *id);
 /// Detaches and removes a segment from cf_shm_create.
 void cf_shm_release(void *segment, int id);
 
+/// A thread's CPU mask, kept to be put back (a cpu_set_t's bytes on Linux).
+typedef struct {
+    unsigned char bits[128];
+} cf_cpu_mask;
+/// The CPUs this process may run on that no other process's task is bound to alone (AFL++'s
+/// free-CPU search; kernel threads, bound per CPU by design, do not count), lowest first: up to
+/// `capacity` of them in `cpus`; their number, or -1 where threads cannot be bound (not Linux).
+int cf_free_cpus(int *cpus, int capacity);
+/// Binds the calling thread (and what it starts from now on) to `cpu`, its mask before in
+/// `saved`; 0, or -1 when it cannot.
+int cf_bind_thread(int cpu, cf_cpu_mask *saved);
+/// Gives the calling thread back the mask cf_bind_thread saved.
+int cf_restore_thread(const cf_cpu_mask *saved);
+/// The calling thread's CPUs as a list (`0,1`), for tests; -1 where it cannot be told.
+int cf_thread_cpu_list(char *text, size_t capacity);
+
 #ifdef __cplusplus
 }
 #endif
