@@ -241,6 +241,8 @@ static int thread_count(void) {
 // one is free. (Faulting in the spare, before it is needed, the pages a child used, learned from
 // a child's page map, made it slower: MADV_POPULATE_READ cost more than the faults it saved.)
 
+void cf_worker_retire(void) { _exit(CF_WORKER_RETIRED_STATUS); }
+
 /// In a child: the loader's own SIGPIPE disposition back; 1, for the child to serve.
 static int became_child(const struct sigaction *pipe_action) {
     sigaction(SIGPIPE, pipe_action, NULL);
@@ -470,7 +472,7 @@ static int cf_worker_serve(int argc, char **argv, loader how) {
         if (write_all(fd, hello, (size_t)said) != 0) return 0;
         while ((length = getline(&line, &capacity, stdin)) > 0) {
             if (line[length - 1] == '\n') line[--length] = '\0';
-            if (length == 1 && line[0] == CF_WORKER_RETIRE) _exit(CF_WORKER_RETIRED_STATUS);
+            if (length == 1 && line[0] == CF_WORKER_RETIRE) cf_worker_retire();
             input_run run = {line, how, &reply};
             int trapped = cf_worker_guarded(cf_worker_run_guarded_input, &run);
             if (cf_coverage_collect) cf_coverage_collect();

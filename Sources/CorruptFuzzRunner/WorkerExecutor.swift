@@ -53,6 +53,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// the descriptors of the worker and its fork server's children: about three inputs' worth
     /// of a fast loader's time.
     public static let heldCheckInterval = 256
+    /// The fewest inputs of a slot between two retirements of a child that lived through a trap
+    /// (``WorkerProtocol/retireLine``), for a look at held files or a recheck: with traps
+    /// frequent, those run about this often.
+    public static let retireInterval = 256
     /// How many traps one of a fork server's children lives through before it dies of one
     /// (``WorkerProtocol/recoverVariable``): what each left (the input's stack, never unwound:
     /// memory never freed, a file never closed) is bounded by it.
@@ -94,9 +98,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var lastRunTainted = false
         /// Workers started.
         var starts = 0
-        /// The input the next recheck runs again, with its outcome: one of the last eight before
-        /// it that a process that had not lived through a trap ran, and that ended stably.
-        var recheckCandidate: (bytes: [UInt8]?, outcome: String)?
+        /// The input the next recheck runs again, with its outcome: the last one at least eight
+        /// before it that a process that had not lived through a trap ran, and that ended stably.
+        var recheckCandidate: (bytes: [UInt8]?, outcome: Outcome)?
+        /// The input number before which a child that lived through a trap was last retired.
+        var lastRetire = Int.min / 2
         /// The slot's input file, kept open: each input is written over the last (an open and a
         /// close per input cost the campaign's thread a fifth of its time on a fast loader).
         var input: Int32 = -1
@@ -205,12 +211,15 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         coverage?.beforeRun(slot: slot)
-        // A look at held files, a recheck and the input it runs again (taken from the eight
-        // before it) need a process that did not live through a trap.
+        // A look at held files and a recheck need a process that did not live through a trap:
+        // one is retired for them, at most once every ``retireInterval`` inputs (a retirement
+        // costs a fork and a teardown, on the job's core).
         let next = states[slot].runs + 1
-        let position = next % Self.recheckInterval
-        if states[slot].worker?.tainted == true, next % Self.heldCheckInterval == 1 || position == 0 || position == Self.recheckInterval - 8 {
+        if states[slot].worker?.tainted == true, next % Self.heldCheckInterval == 1 || next % Self.recheckInterval == 0,
+            next - states[slot].lastRetire >= Self.retireInterval
+        {
             retire(slot)
+            states[slot].lastRetire = next
         }
         let ran = try run(input, slot: slot)
         var execution = ran.execution
@@ -230,14 +239,18 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             let held = Self.oneEntryPerFile(([pid] + serving).flatMap { OpenFiles.held(by: $0, among: [inputPaths[slot]]) })
             if !held.isEmpty { execution.held = held }
         }
-        // Only the inputs a recheck may need are keyed (a key is a string made per input).
-        let recheckDue = states[slot].runs % Self.recheckInterval == 0
-        let candidateWanted = states[slot].recheckCandidate == nil && states[slot].runs % Self.recheckInterval >= Self.recheckInterval - 8
-        guard recheckDue || candidateWanted, !tainted, let key = Self.stableKey(execution.outcome) else { return execution }
-        if candidateWanted {
-            states[slot].recheckCandidate = (input.bytes, key)
-        } else if !(states[slot].worker?.tainted ?? false), let earlier = states[slot].recheckCandidate {
+        // A recheck runs again the last input, eight or more before it, that a process that
+        // had not lived through a trap ran, and that ended stably (keyed only when it runs: a key
+        // is a string made per input).
+        let position = states[slot].runs % Self.recheckInterval
+        guard !tainted, Self.isStable(execution.outcome) else { return execution }
+        if position != 0, position <= Self.recheckInterval - 8 {
+            states[slot].recheckCandidate = (input.bytes, execution.outcome)
+        } else if position == 0, !(states[slot].worker?.tainted ?? false), let candidate = states[slot].recheckCandidate,
+            let key = Self.stableKey(candidate.outcome)
+        {
             states[slot].recheckCandidate = nil
+            let earlier = (bytes: candidate.bytes, outcome: key)
             let again = try run(TestInput(bytes: earlier.bytes, seedName: "recheck"), slot: slot).execution
             let second = Self.stableKey(again.outcome) ?? again.outcome.word
             stabilityLock.withLock {
@@ -266,6 +279,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             locked[path] = (locked[path] ?? false) || isLocked
         }
         return locked.keys.sorted().map { locked[$0] == true ? "\($0) (locked)" : $0 }
+    }
+
+    /// Whether ``stableKey(_:)`` has a key for `outcome` (without making it).
+    static func isStable(_ outcome: Outcome) -> Bool {
+        switch outcome {
+        case .accepted, .acceptedInvalid, .rejected: true
+        case .crashed, .hung, .outOfMemory: false
+        }
     }
 
     /// What must be the same when an input runs again: accepted, or rejected with which reason.

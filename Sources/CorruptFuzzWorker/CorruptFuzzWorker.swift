@@ -245,7 +245,7 @@ public enum CorruptFuzzWorker {
         while let path = readLine(strippingNewline: true) {
             // Retired (WorkerProtocol.retireLine): a child that lived through a trap makes way
             // for one that did not.
-            if path == WorkerProtocol.retireLine { _exit(WorkerProtocol.retiredStatus) }
+            if path == WorkerProtocol.retireLine { cf_worker_retire() }
             call.path = path
             let trapped = cf_worker_guarded({ Unmanaged<GuardedRun>.fromOpaque($0!).takeUnretainedValue().start() }, Unmanaged.passUnretained(call).toOpaque())
             // An instrumented loader's 8-bit counters into corrupt-fuzz's edge map.

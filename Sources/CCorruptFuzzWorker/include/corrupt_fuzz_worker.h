@@ -56,6 +56,8 @@ enum {
 };
 /// A retired child's exit status.
 #define CF_WORKER_RETIRED_STATUS 3
+/// Exits as a retired child does (CF_WORKER_RETIRE): with CF_WORKER_RETIRED_STATUS.
+void cf_worker_retire(void) __attribute__((noreturn));
 /// The environment variable corrupt-fuzz sets to 1 when it wants a fork server
 /// (cf_worker_fork_server).
 #define CF_WORKER_FORK_SERVER_VARIABLE "CORRUPT_FUZZ_FORK_SERVER"
