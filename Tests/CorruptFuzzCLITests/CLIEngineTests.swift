@@ -15,6 +15,21 @@ struct CLIEngineTests {
         return (result, target, reports)
     }
 
+    /// A `--worker` campaign of the worker fixture in `mode` on a corpus of `seeds`; its corpus
+    /// and reports removed after (a reproducer's path is read before).
+    func workerCampaign(
+        _ mode: String, seeds: [String], runs: Int, timeout: String, _ check: (CommandResult, [String: Any]) throws -> Void
+    ) throws {
+        let corpus = try temporaryFolder("corpus")
+        defer { try? FileManager.default.removeItem(at: corpus) }
+        for (index, seed) in seeds.enumerated() { try Data(seed.utf8).write(to: corpus.appendingPathComponent("\(index).txt")) }
+        let (result, target, reports) = try campaign([
+            "--target", "\(product("WorkerFixture")) \(mode)", "--worker", "--corpus", corpus.path, "--runs", "\(runs)", "--timeout", timeout,
+        ])
+        defer { try? FileManager.default.removeItem(at: reports) }
+        try check(result, target)
+    }
+
     func signatures(_ target: [String: Any], kind: String) -> [String] {
         findings(of: target).filter { $0["kind"] as? String == kind }.compactMap { $0["signature"] as? String }
     }
@@ -111,14 +126,12 @@ struct CLIEngineTests {
 
     @Test("--worker: a crash inside the worker is one finding with the input that caused it, and the campaign goes on")
     func workerCrash() throws {
-        let corpus = try temporaryFolder("corpus")
-        defer { try? FileManager.default.removeItem(at: corpus) }
-        try Data("OK first".utf8).write(to: corpus.appendingPathComponent("a.txt"))
-        try Data("OK second".utf8).write(to: corpus.appendingPathComponent("b.txt"))
-        let (result, target, reports) = try campaign([
-            "--target", "\(product("WorkerFixture")) strict", "--worker", "--corpus", corpus.path, "--runs", "600", "--timeout", "2s",
-        ])
-        defer { try? FileManager.default.removeItem(at: reports) }
+        try workerCampaign("strict", seeds: ["OK first", "OK second"], runs: 600, timeout: "2s") { result, target in
+            try checkWorkerCrash(result, target)
+        }
+    }
+
+    func checkWorkerCrash(_ result: CommandResult, _ target: [String: Any]) throws {
         #expect(result.status == 1, "stderr: \(result.stderr)")
         let findings = target["findings"] as? [[String: Any]] ?? []
         let crashes = findings.filter { $0["kind"] as? String == "crash" }
@@ -143,20 +156,15 @@ struct CLIEngineTests {
     #if os(Linux)
         @Test("--worker: a lock a trap left held (the child lived through it) makes no hang, and no slow input, only the crash")
         func lockLeftByATrap() throws {
-            let corpus = try temporaryFolder("corpus")
-            defer { try? FileManager.default.removeItem(at: corpus) }
-            try Data("OK first".utf8).write(to: corpus.appendingPathComponent("a.txt"))
-            let (result, target, reports) = try campaign([
-                "--target", "\(product("WorkerFixture")) locking", "--worker", "--corpus", corpus.path, "--runs", "80", "--timeout", "300ms",
-            ])
-            defer { try? FileManager.default.removeItem(at: reports) }
-            #expect(result.status == 1, "stderr: \(result.stderr)")
-            let findings = target["findings"] as? [[String: Any]] ?? []
-            // (The fixture rejects an empty file as corrupt: a wrong reason, beside the point.)
-            let kinds = findings.compactMap { $0["kind"] as? String }.filter { $0 != "wrong-reason" }
-            #expect(kinds == ["crash"], "\(findings.map { ($0["kind"] ?? "", $0["signature"] ?? "") })")
-            #expect(target["slowInputs"] as? Int ?? -1 == 0)
-            #expect(target["executions"] as? Int == 80)
+            try workerCampaign("locking", seeds: ["OK first"], runs: 80, timeout: "300ms") { result, target in
+                #expect(result.status == 1, "stderr: \(result.stderr)")
+                let findings = target["findings"] as? [[String: Any]] ?? []
+                // (The fixture rejects an empty file as corrupt: a wrong reason, beside the point.)
+                let kinds = findings.compactMap { $0["kind"] as? String }.filter { $0 != "wrong-reason" }
+                #expect(kinds == ["crash"], "\(findings.map { ($0["kind"] ?? "", $0["signature"] ?? "") })")
+                #expect(target["slowInputs"] as? Int ?? -1 == 0)
+                #expect(target["executions"] as? Int == 80)
+            }
         }
     #endif
 
