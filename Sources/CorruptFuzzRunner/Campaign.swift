@@ -717,74 +717,73 @@ public final class Campaign: @unchecked Sendable {
         let order =
             findings.indices.filter { findings[$0].finding.execution.afterRecoveredTrap }
             + findings.indices.filter { !findings[$0].finding.execution.afterRecoveredTrap }
-        var dropped = [Bool](repeating: false, count: findings.count)
-        dropped.withUnsafeMutableBufferPointer { flags in
-            findings.withUnsafeMutableBufferPointer { buffer in
-                let records = UnsafeMutableSendableBuffer(buffer)
-                let droppedFlags = UnsafeMutableSendableBuffer(flags)
-                DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                    for position in stride(from: slot, to: order.count, by: slots) where !shouldStop() && end.map({ ContinuousClock.now < $0 }) ?? true {
-                        let index = order[position]
-                        var record = records[index]
-                        // A file held open after the answer is something only a process that stays
-                        // running can show: a fresh process has exited when anyone looks.
-                        if record.finding.kind == .heldLock { continue }
-                        let original = record.finding.input
-                        var candidates = [original]
-                        if let minimized = record.minimized, minimized != original.bytes {
-                            var input = original
-                            input.bytes = minimized
-                            candidates.insert(input, at: 0)
-                        }
-                        var seen: Judge.Judgement?
-                        for candidate in candidates {
-                            // Every suspected hang confirmed: the campaign's judge may have confirmed
-                            // one already, and then it would take a slow input's first deadline for a hang.
-                            guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every) else { break }
-                            if judged.finding?.key == record.finding.key {
-                                if candidate.bytes != (record.minimized ?? original.bytes) {
-                                    // The minimized input showed it only in the worker: the original is the reproducer.
-                                    record.minimized = candidate.bytes
-                                    record.minimizationEnd = nil
-                                    record.freshProcess = .originalOnly
-                                }
-                                record.minimizedExecution = judged.execution
-                                seen = nil
-                                break
-                            }
-                            seen = seen ?? judged
-                        }
-                        if seen != nil, record.finding.execution.afterRecoveredTrap {
-                            droppedFlags[index] = true
-                        } else if let seen, let other = seen.finding, other.kind == record.finding.kind, Self.isMemoryFault(seen.execution.outcome),
-                            ["SIGSEGV", "SIGBUS"].contains(where: { record.finding.signature.hasPrefix($0) })
-                        {
-                            // The same kind of memory fault at another site: the heap's layout moves it.
-                            record.freshProcess = .siteVaries(sites: [record.finding.signature, other.signature])
-                        } else if let seen {
-                            record.freshProcess = .notReproduced(
-                                finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
-                        } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome) {
-                            // A memory fault's site can depend on the heap's layout: two more runs say
-                            // whether the printed signature is the one a replay shows.
-                            var sites = [record.finding.signature]
-                            var reproducer = original
-                            reproducer.bytes = record.minimized ?? original.bytes
-                            for _ in 0..<2 {
-                                guard let again = try? judge.run(reproducer, on: fresh, slot: slot, confirming: .every), let finding = again.finding,
-                                    finding.kind == record.finding.kind, !sites.contains(finding.signature)
-                                else { continue }
-                                sites.append(finding.signature)
-                            }
-                            if sites.count > 1 { record.freshProcess = .siteVaries(sites: sites) }
-                        }
-                        records[index] = record
+        findings.withUnsafeMutableBufferPointer { buffer in
+            let records = UnsafeMutableSendableBuffer(buffer)
+            DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
+                for position in stride(from: slot, to: order.count, by: slots) where !shouldStop() && end.map({ ContinuousClock.now < $0 }) ?? true {
+                    let index = order[position]
+                    var record = records[index]
+                    // A file held open after the answer is something only a process that stays
+                    // running can show: a fresh process has exited when anyone looks.
+                    if record.finding.kind == .heldLock { continue }
+                    let original = record.finding.input
+                    var candidates = [original]
+                    if let minimized = record.minimized, minimized != original.bytes {
+                        var input = original
+                        input.bytes = minimized
+                        candidates.insert(input, at: 0)
                     }
+                    var seen: Judge.Judgement?
+                    for candidate in candidates {
+                        // Every suspected hang confirmed: the campaign's judge may have confirmed
+                        // one already, and then it would take a slow input's first deadline for a hang.
+                        guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every) else { break }
+                        if judged.finding?.key == record.finding.key {
+                            if candidate.bytes != (record.minimized ?? original.bytes) {
+                                // The minimized input showed it only in the worker: the original is the reproducer.
+                                record.minimized = candidate.bytes
+                                record.minimizationEnd = nil
+                                record.freshProcess = .originalOnly
+                            }
+                            record.minimizedExecution = judged.execution
+                            seen = nil
+                            break
+                        }
+                        seen = seen ?? judged
+                    }
+                    if let seen, let other = seen.finding, !record.finding.execution.afterRecoveredTrap, other.kind == record.finding.kind,
+                        Self.isMemoryFault(seen.execution.outcome),
+                        ["SIGSEGV", "SIGBUS"].contains(where: { record.finding.signature.hasPrefix($0) })
+                    {
+                        // The same kind of memory fault at another site: the heap's layout moves it.
+                        record.freshProcess = .siteVaries(sites: [record.finding.signature, other.signature])
+                    } else if let seen {
+                        record.freshProcess = .notReproduced(
+                            finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
+                    } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome) {
+                        // A memory fault's site can depend on the heap's layout: two more runs say
+                        // whether the printed signature is the one a replay shows.
+                        var sites = [record.finding.signature]
+                        var reproducer = original
+                        reproducer.bytes = record.minimized ?? original.bytes
+                        for _ in 0..<2 {
+                            guard let again = try? judge.run(reproducer, on: fresh, slot: slot, confirming: .every), let finding = again.finding,
+                                finding.kind == record.finding.kind, !sites.contains(finding.signature)
+                            else { continue }
+                            sites.append(finding.signature)
+                        }
+                        if sites.count > 1 { record.freshProcess = .siteVaries(sites: sites) }
+                    }
+                    records[index] = record
                 }
             }
         }
+        // One that a process showed only after it had lived through a trap is left out.
         let before = findings.count
-        findings = findings.indices.filter { !dropped[$0] }.map { findings[$0] }
+        findings.removeAll { record in
+            guard record.finding.execution.afterRecoveredTrap, case .notReproduced? = record.freshProcess else { return false }
+            return true
+        }
         return before - findings.count
     }
 
