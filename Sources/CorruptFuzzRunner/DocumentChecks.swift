@@ -17,7 +17,7 @@ public struct DocumentLoader: Sendable {
 
     func load(_ bytes: [UInt8], as seedName: String, counter: inout Int) throws(CorruptFuzzError) -> Execution {
         counter += 1
-        return try executor.execute(TestInput(bytes: bytes, seedName: seedName), slot: 0)
+        return try executor.executeConfirmingHang(TestInput(bytes: bytes, seedName: seedName), slot: 0)
     }
 }
 

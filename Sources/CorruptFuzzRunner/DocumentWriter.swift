@@ -60,7 +60,7 @@ public final class CommandWriter: DocumentWriter, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let outputPath { unlink(outputPath) }
-        let execution = try executor.execute(TestInput(bytes: bytes, seedName: "document"), slot: 0)
+        let execution = try executor.executeConfirmingHang(TestInput(bytes: bytes, seedName: "document"), slot: 0)
         guard case .accepted = execution.outcome else { return (execution, nil) }
         guard let outputPath else { return (execution, execution.stdout) }
         return (execution, FileManager.default.contents(atPath: outputPath).map { [UInt8]($0) })

@@ -4,7 +4,8 @@ import Foundation
 /// A validator that is a command: exit 0 means valid, another exit invalid, with the reason
 /// taken from the first stderr line `reason: WORD` and the message from the line after it.
 ///
-/// A validator that crashes, hangs or cannot run decides nothing: the verdict is
+/// A validator that crashes, hangs (twice: a run that misses its deadline runs again with the
+/// confirmation deadline, as a loader's does) or cannot run decides nothing: the verdict is
 /// ``Verdict/error(signature:detail:)``, the input gets no label, and the campaign reports a
 /// `validator-error` finding.
 public final class ExternalValidator: Validator, @unchecked Sendable {
@@ -24,7 +25,7 @@ public final class ExternalValidator: Validator, @unchecked Sendable {
         defer { freeSlots.give(slot) }
         let execution: Execution
         do {
-            execution = try executor.execute(TestInput(bytes: bytes, seedName: "validator"), slot: slot)
+            execution = try executor.executeConfirmingHang(TestInput(bytes: bytes, seedName: "validator"), slot: slot)
         } catch {
             return .error(signature: "could not run", detail: "validator could not run: \(error)")
         }

@@ -67,6 +67,30 @@ struct HangConfirmationTests {
         #endif
     }
 
+    @Test(
+        "a check that runs each file once (version skew, an app validator) runs a starved loader's file again before calling it a hang",
+        .enabled(if: isLinux))
+    func checksRunningOnceConfirm() throws {
+        #if os(Linux)
+            let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
+            defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+            let limits = ProcessExecutor.Limits(timeoutMilliseconds: Self.timeout)
+            let loader = DocumentLoader(
+                name: "starved", command: "\(binary) @@", executor: try ProcessExecutor(command: try TargetCommand("\(binary) @@"), limits: limits))
+            let validator = try ExternalValidator(command: try TargetCommand("\(binary) @@"), limits: limits, slots: 1, fileExtension: "")
+            let file = Seed(name: "older", bytes: Array("work 600".utf8))
+            let check = VersionSkewCheck(older: loader, newer: loader, olderFiles: [file], newerFiles: [])
+            let (result, verdict, seconds) = try onCoreZeroBesideBusyThreads(5) {
+                let start = ContinuousClock.now
+                let result = try check.run()
+                return (result, validator.validate(file.bytes), (ContinuousClock.now - start).seconds)
+            }
+            #expect(seconds > 2 * Double(Self.timeout) / 1000, "the loader was not starved (\(seconds) s): the test shows nothing")
+            #expect(result.upgrade.findings.isEmpty, "\(result.upgrade.findings.map(\.finding.signature))")
+            #expect(verdict == .valid, "\(verdict)")
+        #endif
+    }
+
     @Test("a loader that spins is a hang at the CPU deadline; one that sleeps, as soon as it is seen not to run", .enabled(if: isLinux))
     func spinAndSleepAreHangs() throws {
         let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
