@@ -5,7 +5,8 @@ side in one run (rounds alternate builds and modes, so a machine that slows down
 
 Workers: the hardened habit loader (Swift, `WorkerFixture habits`: an index out of range on one
 input in three, a trap), each build's own (its fork server is the build's), and a trivial C worker
-(crashy-worker.c: abort(), or __builtin_trap() built with -DCRASH_BY_TRAP) built from this checkout (with an older corrupt-fuzz, its fork
+(crashy-worker.c: abort(); __builtin_trap() built with -DCRASH_BY_TRAP; a write to address 8
+with -DCRASH_BY_FAULT) built from this checkout (with an older corrupt-fuzz, its fork
 server is this checkout's, but the crash reporter, which tells the server that a child is
 dying, is the older build's). With afl-clang-fast installed, the peer: the C
 loader in AFL++'s persistent mode with its fork server (afl-crashy.c), the same seconds, in the
@@ -54,19 +55,24 @@ def main():
     work = tempfile.mkdtemp()
     c_worker = os.path.join(work, "crashy-worker")
     c_trapper = os.path.join(work, "trapping-worker")
-    for output, flags in ((c_worker, []), (c_trapper, ["-DCRASH_BY_TRAP"])):
+    c_faulter = os.path.join(work, "faulting-worker")
+    for output, flags in ((c_worker, []), (c_trapper, ["-DCRASH_BY_TRAP"]), (c_faulter, ["-DCRASH_BY_FAULT"])):
         subprocess.run(["cc", "-O2", *flags, "-I", "Sources/CCorruptFuzzWorker/include", "Benchmarks/crash-pace/crashy-worker.c",
                         "Sources/CCorruptFuzzWorker/corrupt_fuzz_worker.c", "-o", output], cwd=ROOT, check=True)
     habits = ["--schema", "Corpus/schemas/habit-tracker.ksy", "--corpus", "Corpus/habits"]
     # A trap (ud2: Swift's failed checks, C's __builtin_trap) is lived through by a fork server's
-    # child unless CORRUPT_FUZZ_RECOVER_TRAPS=0 (builds before 2026-11-27 never do); an abort is not.
-    never = {"CORRUPT_FUZZ_RECOVER_TRAPS": "0"}
+    # child unless CORRUPT_FUZZ_RECOVER_CRASHES=0 (builds before 2026-11-27 never do; builds of
+    # 2026-11-27 named it CORRUPT_FUZZ_RECOVER_TRAPS); an abort or a memory fault too, since
+    # 2026-11-28.
+    never = {"CORRUPT_FUZZ_RECOVER_CRASHES": "0", "CORRUPT_FUZZ_RECOVER_TRAPS": "0"}
     workers = [
         ("Swift: hardened habit loader (a trap)", None, "WORKER_FIXTURE_CRASH", {"WORKER_FIXTURE_MODE": "habits"}),
-        ("Swift: the same, CORRUPT_FUZZ_RECOVER_TRAPS=0", None, "WORKER_FIXTURE_CRASH", {"WORKER_FIXTURE_MODE": "habits", **never}),
+        ("Swift: the same, CORRUPT_FUZZ_RECOVER_CRASHES=0", None, "WORKER_FIXTURE_CRASH", {"WORKER_FIXTURE_MODE": "habits", **never}),
         ("C: trivial worker (abort)", c_worker, "CRASHY_CRASH", {}),
+        ("C abort: the same, CORRUPT_FUZZ_RECOVER_CRASHES=0", c_worker, "CRASHY_CRASH", never),
+        ("C: trivial worker (a memory fault)", c_faulter, "CRASHY_CRASH", {}),
         ("C: trivial worker (a trap)", c_trapper, "CRASHY_CRASH", {}),
-        ("C: the same, CORRUPT_FUZZ_RECOVER_TRAPS=0", c_trapper, "CRASHY_CRASH", never),
+        ("C trap: the same, CORRUPT_FUZZ_RECOVER_CRASHES=0", c_trapper, "CRASHY_CRASH", never),
     ]
     afl = shutil.which("afl-clang-fast") and shutil.which("afl-fuzz")
     afl_target = os.path.join(work, "afl-crashy")

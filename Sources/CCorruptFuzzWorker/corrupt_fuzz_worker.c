@@ -120,15 +120,33 @@ static int write_all(int fd, const char *bytes, size_t length) {
     return 0;
 }
 
-// MARK: - Living through a trap (CF_WORKER_RECOVER_VARIABLE)
+// MARK: - Living through a crash (CF_WORKER_RECOVER_VARIABLE)
 
-// A fork server's child that may recover: where a trap returns to, whether an input is running
-// (only a trap in the loader, not in this loop, returns), and how many more times it may.
-static sigjmp_buf trap_return;
+// A fork server's child that may recover: where a crash returns to, whether an input is running
+// (only a crash in the loader, not in this loop, returns), and how many more times it may.
+static sigjmp_buf crash_return;
 static volatile sig_atomic_t guarding = 0;
 static long recoveries_left = 0;
 // What CF_WORKER_RECOVER_VARIABLE allows each child; 0 when the crash reporter is not there.
 static long recoveries_per_child = 0;
+// Whether aborts and memory faults are lived through too, not only traps: not in a process
+// with a sanitizer, whose report leaves its own state mid-way.
+static int recovers_faults = 0;
+// The child's peak resident memory when it started serving (kB): what abandoned stacks leak
+// stays below CF_RECOVERY_LEAK_KB over it, or the child dies of its next crash.
+static long peak_at_start_kb = 0;
+#define CF_RECOVERY_LEAK_KB (64L * 1024)
+
+static long peak_kb(void) {
+    struct rusage usage;
+    memset(&usage, 0, sizeof usage);
+    getrusage(RUSAGE_SELF, &usage);
+#if defined(__APPLE__)
+    return usage.ru_maxrss / 1024;
+#else
+    return usage.ru_maxrss;
+#endif
+}
 
 #if defined(__linux__)
 /// Whether the interrupted instruction is a trap a compiler put there (x86-64 ud2, arm64 brk):
@@ -146,31 +164,54 @@ static int at_trap_instruction(const void *context) {
 #endif
 }
 
-/// Called by the crash reporter once a trap's report is written: returns to cf_worker_guarded
+/// Whether `signo` is a crash of this thread's own making that a child may live through: a trap
+/// instruction; and, without a sanitizer, an abort this process raised (abort(), assert) or a
+/// fault the kernel raised for an instruction (SIGSEGV, SIGBUS, SIGFPE). Never a signal another
+/// process sent.
+static int recoverable(int signo, const siginfo_t *info, const void *context) {
+    switch (signo) {
+    case SIGILL:
+    case SIGTRAP:
+        return at_trap_instruction(context);
+    case SIGABRT:
+        return recovers_faults && info && (info->si_code == SI_TKILL || info->si_code == SI_USER) && info->si_pid == getpid();
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGFPE:
+        return recovers_faults && info && info->si_code > 0;
+    default:
+        return 0;
+    }
+}
+
+/// Called by the crash reporter once a crash's report is written: returns to cf_worker_guarded
 /// when this child may live through it, else returns (and the child dies of it).
-static void recover_from_trap(int signo, void *context) {
+static void recover_from_crash(int signo, siginfo_t *info, void *context) {
     if (!guarding || recoveries_left <= 0 || !context) return;
     // Only on the thread that runs the inputs (a child's first thread, whose id is the
     // process's): a thread the loader started has a stack of its own.
     if ((pid_t)syscall(SYS_gettid) != getpid()) return;
-    if (signo != SIGILL && signo != SIGTRAP) return;
-    if (!at_trap_instruction(context)) return;
+    if (!recoverable(signo, info, context)) return;
+    if (peak_kb() > peak_at_start_kb + CF_RECOVERY_LEAK_KB) return;
     recoveries_left--;
     guarding = 0;
-    siglongjmp(trap_return, signo);
+    siglongjmp(crash_return, signo);
 }
 
-/// How many traps each child may live through: CF_WORKER_RECOVER_VARIABLE, when corrupt-fuzz's
+/// How many crashes each child may live through: CF_WORKER_RECOVER_VARIABLE, when corrupt-fuzz's
 /// crash reporter is there to hand them over (it reports them; nothing else could).
 static long recoveries_asked(void) {
     const char *asked = getenv(CF_WORKER_RECOVER_VARIABLE);
     long count = asked ? atol(asked) : 0;
     if (count <= 0) return 0;
-    void (*hand_over)(void (*)(int, void *)) = (void (*)(void (*)(int, void *)))dlsym(RTLD_DEFAULT, "cf_crash_reporter_recover_with");
+    typedef void (*decider)(int, siginfo_t *, void *);
+    void (*hand_over)(decider) = (void (*)(decider))dlsym(RTLD_DEFAULT, "cf_crash_reporter_recover_crashes_with");
     if (!hand_over) return 0;
-    hand_over(recover_from_trap);
+    hand_over(recover_from_crash);
+    recovers_faults = dlsym(RTLD_DEFAULT, "__sanitizer_print_stack_trace") == NULL;
     return count;
 }
+
 #else
 static long recoveries_asked(void) { return 0; }
 #endif
@@ -180,7 +221,7 @@ int cf_worker_guarded(void (*body)(void *), void *context) {
         body(context);
         return 0;
     }
-    int signo = sigsetjmp(trap_return, 1);
+    int signo = sigsetjmp(crash_return, 1);
     if (signo != 0) return signo;
     guarding = 1;
     body(context);
@@ -189,14 +230,7 @@ int cf_worker_guarded(void (*body)(void *), void *context) {
 }
 
 int cf_worker_recovered_line(char *line, size_t capacity, int signal) {
-    struct rusage usage;
-    memset(&usage, 0, sizeof usage);
-    getrusage(RUSAGE_SELF, &usage);
-    long peak = usage.ru_maxrss;
-#if defined(__APPLE__)
-    peak /= 1024;
-#endif
-    int n = snprintf(line, capacity, "%c %d %ld r\n", CF_WORKER_CHILD_ENDED, signal & 0x7F, peak);
+    int n = snprintf(line, capacity, "%c %d %ld r\n", CF_WORKER_CHILD_ENDED, signal & 0x7F, peak_kb());
     return n < 0 ? 0 : (size_t)n >= capacity ? (int)capacity - 1 : n;
 }
 
@@ -247,6 +281,7 @@ void cf_worker_retire(void) { _exit(CF_WORKER_RETIRED_STATUS); }
 static int became_child(const struct sigaction *pipe_action) {
     sigaction(SIGPIPE, pipe_action, NULL);
     recoveries_left = recoveries_per_child;
+    peak_at_start_kb = peak_kb();
     return 1;
 }
 
@@ -474,11 +509,11 @@ static int cf_worker_serve(int argc, char **argv, loader how) {
             if (line[length - 1] == '\n') line[--length] = '\0';
             if (length == 1 && line[0] == CF_WORKER_RETIRE) cf_worker_retire();
             input_run run = {line, how, &reply};
-            int trapped = cf_worker_guarded(cf_worker_run_guarded_input, &run);
+            int crashed = cf_worker_guarded(cf_worker_run_guarded_input, &run);
             if (cf_coverage_collect) cf_coverage_collect();
-            if (trapped) {
-                // Lived through a trap: the input's reply says it crashed.
-                int n = cf_worker_recovered_line(out, sizeof out, trapped);
+            if (crashed) {
+                // Lived through a crash: the input's reply says it crashed.
+                int n = cf_worker_recovered_line(out, sizeof out, crashed);
                 if (write_all(fd, out, (size_t)n) != 0) break;
                 continue;
             }

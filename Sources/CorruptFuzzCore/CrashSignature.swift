@@ -70,15 +70,22 @@ public enum CrashSignature {
     /// report print them (`#0 0x55d2 in parse+0x34 (/work/parser+0x11b4)`), hashed; nil when the
     /// report names no frame that way. Offsets within a module are the same in every run of the
     /// same binary, so two crashes with one key crashed at the same instruction by the same
-    /// path, and the full report made for one (symbolicated, slow) is the other's too. It reads
-    /// the report's bytes once and builds no strings: it runs for every crash of a campaign.
+    /// path, and the full report made for one (symbolicated, slow) is the other's too. Frames of
+    /// the C library and the Swift runtime on top (``isRuntimeModule(_:)``: `abort`, `raise`,
+    /// `__assert_fail`, `swift::fatalError`) are passed over when frames of other code follow:
+    /// every failed `assert` of a loader has the same four of them, and only its caller tells
+    /// one from another. It reads the report's bytes once and builds no strings: it runs for
+    /// every crash of a campaign.
     public static func siteKey(signal: Int32, in stderr: [UInt8]) -> UInt64? {
         var hash = FNV1a()
         hash.add(withUnsafeBytes(of: signal.littleEndian) { Array($0) })
-        var found = 0
+        // The frames' "MODULE+0xOFFSET" ranges, and whether each is the runtime's.
+        let most = 16
+        var frames: [(range: Range<Int>, runtime: Bool)] = []
+        frames.reserveCapacity(most)
         var lineStart = 0
         stderr.withUnsafeBufferPointer { bytes in
-            while lineStart < bytes.count, found < siteKeyFrames {
+            while lineStart < bytes.count, frames.count < most {
                 var lineEnd = lineStart
                 while lineEnd < bytes.count, bytes[lineEnd] != 0x0A { lineEnd += 1 }
                 var end = lineEnd
@@ -94,15 +101,27 @@ public enum CrashSignature {
                     if bytes[open] == UInt8(ascii: "("), plus > open {
                         var name = plus
                         while name > open + 1, bytes[name - 1] != UInt8(ascii: "/") { name -= 1 }
-                        hash.add(UnsafeBufferPointer(rebasing: bytes[name..<(end - 1)]))
-                        hash.add(CollectionOfOne(0))
-                        found += 1
+                        frames.append((name..<(end - 1), isRuntimeModule(UnsafeBufferPointer(rebasing: bytes[name..<plus]))))
                     }
                 }
                 lineStart = lineEnd + 1
             }
+            let own = frames.firstIndex { !$0.runtime } ?? 0
+            for frame in frames[own...].prefix(siteKeyFrames) {
+                hash.add(UnsafeBufferPointer(rebasing: bytes[frame.range]))
+                hash.add(CollectionOfOne(0))
+            }
         }
-        return found > 0 ? hash.value : nil
+        return frames.isEmpty ? nil : hash.value
+    }
+
+    /// Whether a module's file name is the C library's or the Swift runtime's: where an abort, a
+    /// failed `assert` and a runtime error are raised, for every caller alike.
+    static func isRuntimeModule(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        func starts(_ prefix: StaticString) -> Bool {
+            prefix.withUTF8Buffer { name.count >= $0.count && name.prefix($0.count).elementsEqual($0) }
+        }
+        return starts("libc.so") || starts("libc-") || starts("libpthread") || starts("libsystem_") || starts("libswiftCore")
     }
 
     /// What recursed without bound, when the crashed thread's frames repeat one function 16

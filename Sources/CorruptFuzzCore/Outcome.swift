@@ -78,8 +78,9 @@ public struct Execution: Sendable, Hashable, Codable {
     /// What the run showed of an instrumented loader's code (nil: not instrumented, or not read).
     /// Not part of a report (``CodingKeys``).
     public var coverage: CoverageSample?
-    /// Run by a persistent worker's process that had lived through a trap before
-    /// (`CORRUPT_FUZZ_RECOVER_TRAPS`): what it showed may come of what the trap left (a lock
+    /// Run by a persistent worker's process that had lived through a crash before (a trap, an
+    /// abort, a memory fault: `CORRUPT_FUZZ_RECOVER_CRASHES`): what it showed may come of what
+    /// the crash left (a lock
     /// still held, a global half set), so a finding it shows stands only if a fresh process shows
     /// it too. Not part of a report (``CodingKeys``).
     public var afterRecoveredTrap = false

@@ -307,8 +307,9 @@ public struct CampaignResult: Sendable, Codable {
     /// Inputs that missed the deadline once and finished when run again with a longer one
     /// (``Judge``): slow, not hangs.
     public var slowInputs = 0
-    /// Findings a persistent worker's process showed only after it had lived through a trap
-    /// (`CORRUPT_FUZZ_RECOVER_TRAPS`) and a fresh process did not show: what the trap left (a
+    /// Findings a persistent worker's process showed only after it had lived through a crash (a
+    /// trap, an abort, a memory fault: `CORRUPT_FUZZ_RECOVER_CRASHES`) and a fresh process did
+    /// not show: what the crash left (a
     /// lock held, a global half set), not the loader's bug; left out of ``findings``.
     public var findingsOnlyAfterTrap = 0
     /// With a persistent worker: how often an input run again gave the same outcome.

@@ -23,7 +23,8 @@ import Foundation
 ///   (symbolicated frames, source lines), and that report, read once, is the outcome of every
 ///   crash at the site: a known site's crash costs a key and a lookup, no symbolication and no
 ///   parsing.
-/// - A child lives through a trap (``WorkerProtocol/recoverVariable``, up to ``trapsPerChild``
+/// - A child lives through a crash (a trap, an abort, a memory fault:
+///   ``WorkerProtocol/recoverVariable``, up to ``crashesPerChild``
 ///   times): it answers `C … r` and serves on, so a known site costs no fork either. What such a
 ///   child shows is not taken on its word (``Execution/afterRecoveredTrap``): a crash at a new
 ///   site that a fresh worker does not show is not one, a hang is confirmed in a fresh worker,
@@ -53,14 +54,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// the descriptors of the worker and its fork server's children: about three inputs' worth
     /// of a fast loader's time.
     public static let heldCheckInterval = 256
-    /// The fewest inputs of a slot between two retirements of a child that lived through a trap
-    /// (``WorkerProtocol/retireLine``), for a look at held files or a recheck: with traps
+    /// The fewest inputs of a slot between two retirements of a child that lived through a crash
+    /// (``WorkerProtocol/retireLine``), for a look at held files or a recheck: with crashes
     /// frequent, those run about this often.
     public static let retireInterval = 256
-    /// How many traps one of a fork server's children lives through before it dies of one
+    /// How many crashes one of a fork server's children lives through before it dies of one
     /// (``WorkerProtocol/recoverVariable``): what each left (the input's stack, never unwound:
     /// memory never freed, a file never closed) is bounded by it.
-    public static let trapsPerChild = 256
+    public static let crashesPerChild = 256
     /// How many inputs one worker runs before it is replaced (a new one starts in milliseconds,
     /// against seconds of inputs).
     public let inputsPerWorker: Int
@@ -94,14 +95,14 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var runs = 0
         /// Inputs the current worker has run.
         var workerRuns = 0
-        /// Whether the last input ran in a process that had lived through a trap.
+        /// Whether the last input ran in a process that had lived through a crash.
         var lastRunTainted = false
         /// Workers started.
         var starts = 0
         /// The input the next recheck runs again, with its outcome: the last one at least eight
-        /// before it that a process that had not lived through a trap ran, and that ended stably.
+        /// before it that a process that had not lived through a crash ran, and that ended stably.
         var recheckCandidate: (bytes: [UInt8]?, outcome: Outcome)?
-        /// The input number before which a child that lived through a trap was last retired.
+        /// The input number before which a child that lived through a crash was last retired.
         var lastRetire = Int.min / 2
         /// The slot's input file, kept open: each input is written over the last (an open and a
         /// close per input cost the campaign's thread a fifth of its time on a fast loader).
@@ -158,8 +159,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var results: Int32
         var log: Int32
         var pending: [UInt8] = []
-        /// Whether the process serving this worker's inputs lived through a trap
-        /// (``WorkerProtocol/recoverVariable``): what it shows may come of what the trap left.
+        /// Whether the process serving this worker's inputs lived through a crash
+        /// (``WorkerProtocol/recoverVariable``): what it shows may come of what the crash left.
         var tainted = false
     }
 
@@ -184,10 +185,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         if self.forkServer, ProcessExecutor.crashHandler() != nil {
             var cheap = ["CORRUPT_FUZZ_CRASH_FRAMES": "1"]
             if inherited["SWIFT_BACKTRACE"] == nil, environment["SWIFT_BACKTRACE"] == nil { cheap["SWIFT_BACKTRACE"] = "enable=no" }
-            // The crash reporter hands a trap to the child, which lives through it: a known
+            // The crash reporter hands a crash to the child, which lives through it: a known
             // site's crash costs a report, not a fork (`0` in either environment: never).
             let recover = WorkerProtocol.recoverVariable
-            cheap[recover] = environment[recover] ?? inherited[recover] ?? String(Self.trapsPerChild)
+            cheap[recover] = environment[recover] ?? inherited[recover] ?? String(Self.crashesPerChild)
             cheapReports = cheap
         } else {
             cheapReports = [:]
@@ -211,7 +212,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
 
     public func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
         coverage?.beforeRun(slot: slot)
-        // A look at held files and a recheck need a process that did not live through a trap:
+        // A look at held files and a recheck need a process that did not live through a crash:
         // one is retired for them, at most once every ``retireInterval`` inputs (a retirement
         // costs a fork and a teardown, on the job's core).
         let next = states[slot].runs + 1
@@ -230,7 +231,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered (``heldCheckInterval``).
-        // Not after a trap the child lived through: a file the loader had open then stays open.
+        // Not after a crash the child lived through: a file the loader had open then stays open.
         if states[slot].runs % Self.heldCheckInterval == 1, !tainted, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
             // A fork server's child serves the inputs; one that crashed may still be torn down
             // (the server answered as soon as its crash reporter said it was dying), holding
@@ -240,7 +241,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             if !held.isEmpty { execution.held = held }
         }
         // A recheck runs again the last input, eight or more before it, that a process that
-        // had not lived through a trap ran, and that ended stably (keyed only when it runs: a key
+        // had not lived through a crash ran, and that ended stably (keyed only when it runs: a key
         // is a string made per input).
         let position = states[slot].runs % Self.recheckInterval
         guard !tainted, Self.isStable(execution.outcome) else { return execution }
@@ -312,8 +313,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// full report: the one made before, or one made now by running `input` once more in a fresh
     /// worker that writes full reports. When that run does not crash, the cheap report, read
     /// now, stays the site's report, so the site is not run again for every crash; unless the
-    /// crash came from a process that had lived through a trap (`tainted`): then it may have
-    /// come of what that trap left, and the fresh run's execution is the input's.
+    /// crash came from a process that had lived through a crash (`tainted`): then it may have
+    /// come of what that crash left, and the fresh run's execution is the input's.
     private func withFullReport(
         _ execution: Execution, key: UInt64, of input: TestInput, slot: Int, tainted: Bool
     ) throws(CorruptFuzzError) -> Execution {
@@ -387,7 +388,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             states[slot].worker = worker
             if let child = WorkerProtocol.childEnded(bytes) {
                 // The fork server's child died with this input, and the next one (forked from
-                // the server, which runs no inputs) serves; or it lived through a trap.
+                // the server, which runs no inputs) serves; or it lived through a crash.
                 states[slot].worker?.tainted = child.recovered
                 let stderr = Self.readLog(worker.log, from: logStart)
                 return ended(status: child.status, peakKilobytes: child.peakKilobytes, stderr: stderr, plain: plain, started: started)
@@ -613,7 +614,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
     }
 
-    /// Replaces the fork server's child that serves the slot, which lived through a trap, with
+    /// Replaces the fork server's child that serves the slot, which lived through a crash, with
     /// one that did not (``WorkerProtocol/retireLine``; the server answers `C` for it); stops the
     /// worker when it does not answer so.
     private func retire(_ slot: Int) {

@@ -42,8 +42,8 @@ import Foundation
 /// `corrupt_fuzz_worker.h`): a child serves the inputs, and a crash costs a fork (the server
 /// writes `C <wait status> <peak kB>` for the input and lets the next child, forked ahead of
 /// need, serve). On Linux, with corrupt-fuzz's crash reporter preloaded, a child lives through a
-/// trap (a failed Swift check) up to ``WorkerProtocol/recoverVariable`` times: it abandons the
-/// input's stack and writes `C <wait status> <peak kB> r` itself.
+/// crash (a failed Swift check, an abort, a memory fault) up to ``WorkerProtocol/recoverVariable``
+/// times: it abandons the input's stack and writes `C <wait status> <peak kB> r` itself.
 /// State must not leak from one input to the next: corrupt-fuzz re-runs an earlier input now and
 /// then and reports the campaign's stability.
 public enum CorruptFuzzWorker {
@@ -238,23 +238,23 @@ public enum CorruptFuzzWorker {
         withoutActuallyEscaping(run) { run -> Never in serveLoop(GuardedRun(run: run), descriptor, send) }
     }
 
-    /// The worker loop's inputs, run by `call` (stored, not captured: a trap a child lives
+    /// The worker loop's inputs, run by `call` (stored, not captured: a crash a child lives
     /// through, in `cf_worker_guarded`, abandons the frames that run it, with what they retained).
     private static func serveLoop(_ call: GuardedRun, _ descriptor: Int32, _ send: (String) -> Void) -> Never {
         var served = 0
         while let path = readLine(strippingNewline: true) {
-            // Retired (WorkerProtocol.retireLine): a child that lived through a trap makes way
+            // Retired (WorkerProtocol.retireLine): a child that lived through a crash makes way
             // for one that did not.
             if path == WorkerProtocol.retireLine { cf_worker_retire() }
             call.path = path
-            let trapped = cf_worker_guarded({ Unmanaged<GuardedRun>.fromOpaque($0!).takeUnretainedValue().start() }, Unmanaged.passUnretained(call).toOpaque())
+            let crashed = cf_worker_guarded({ Unmanaged<GuardedRun>.fromOpaque($0!).takeUnretainedValue().start() }, Unmanaged.passUnretained(call).toOpaque())
             // An instrumented loader's 8-bit counters into corrupt-fuzz's edge map.
             cf_coverage_collect()
-            guard trapped == 0, let reply = call.reply else {
-                // Lived through a trap (a fork server's child, WorkerProtocol.recoverVariable):
+            guard crashed == 0, let reply = call.reply else {
+                // Lived through a crash (a fork server's child, WorkerProtocol.recoverVariable):
                 // this input's reply says it crashed.
                 var line = [CChar](repeating: 0, count: 64)
-                let count = cf_worker_recovered_line(&line, line.count, trapped)
+                let count = cf_worker_recovered_line(&line, line.count, crashed)
                 send(String(decoding: line[0..<Int(count)].map { UInt8(bitPattern: $0) }.dropLast(), as: UTF8.self))
                 continue
             }

@@ -20,15 +20,16 @@ public enum WorkerProtocol {
     /// worker. A worker built before it ignores the variable, and dies on a crash as before.
     public static let forkServerVariable = "CORRUPT_FUZZ_FORK_SERVER"
 
-    /// The environment variable corrupt-fuzz sets, with the fork server, to how many traps one of
-    /// the server's children may live through (`CF_WORKER_RECOVER_VARIABLE`): a compiler's trap
-    /// instruction (a Swift precondition failure, an index out of range, a forced unwrap of nil,
-    /// an overflow) is reported as before, and the child then abandons the input's stack and
-    /// answers `C <wait status> <peak kB> r` itself instead of dying, so a known crash site costs
-    /// a report, not a fork. `0` turns it off.
-    public static let recoverVariable = "CORRUPT_FUZZ_RECOVER_TRAPS"
+    /// The environment variable corrupt-fuzz sets, with the fork server, to how many crashes one
+    /// of the server's children may live through (`CF_WORKER_RECOVER_VARIABLE`): a compiler's
+    /// trap instruction (a Swift precondition failure, an index out of range, a forced unwrap of
+    /// nil, an overflow), and, without a sanitizer, an abort the process raised or a memory fault
+    /// is reported as before, and the child then abandons the input's stack and answers
+    /// `C <wait status> <peak kB> r` itself instead of dying, so a known crash site costs a
+    /// report, not a fork. `0` turns it off.
+    public static let recoverVariable = "CORRUPT_FUZZ_RECOVER_CRASHES"
 
-    /// corrupt-fuzz's line to a fork server's child that lived through a trap when it wants the
+    /// corrupt-fuzz's line to a fork server's child that lived through a crash when it wants the
     /// next inputs run by one that did not (a recheck, a look at held files): the child exits
     /// with ``retiredStatus``, its server answers `C` for it and lets the next child serve.
     public static let retireLine = "\u{1}"
@@ -45,7 +46,7 @@ public enum WorkerProtocol {
     }
 
     /// A fork server's line for a child that ended mid-input (`C <wait status> <peak kB>`), or
-    /// a child's for a trap it lived through (`C <wait status> <peak kB> r`, ``recoverVariable``):
+    /// a child's for a crash it lived through (`C <wait status> <peak kB> r`, ``recoverVariable``):
     /// the status as `waitpid` gives it, the child's peak resident memory, and whether the child
     /// lives on; nil for another line.
     public static func childEnded(_ line: [UInt8]) -> (status: Int32, peakKilobytes: Int64, recovered: Bool)? {

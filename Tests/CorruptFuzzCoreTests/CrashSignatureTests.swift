@@ -251,7 +251,9 @@ struct CrashSignatureTests {
         #expect(signature(withMessage) == "SIGILL: Index out of range at loadHabits(_:) ← main")
     }
 
-    @Test("a crash site's key: the signal and the top frames by module file name and offset, the same wherever the binary lives")
+    @Test(
+        "a crash site's key: the signal and the top frames by module file name and offset, the same wherever the binary lives, past the C library's frames on top"
+    )
     func siteKey() {
         func key(_ report: String, signal: Int32 = 4) -> UInt64? { CrashSignature.siteKey(signal: signal, in: Array(report.utf8)) }
         let report = """
@@ -272,6 +274,25 @@ struct CrashSignatureTests {
         #expect(key(report.replacingOccurrences(of: "+0x1443)", with: "+0x1447)")) != key(report))
         #expect(key(report.replacingOccurrences(of: "+0x255b)", with: "+0x2570)")) != key(report))
         #expect(key(report, signal: 11) != key(report))
+        // Two failed asserts: the C library's frames on top are the same; their callers tell
+        // them apart. A crash all in the C library keeps its frames.
+        func assertion(caller: String) -> String {
+            """
+            corrupt-fuzz: crashed with signal 6 at 0x3e800001a2b
+                #0 0x7f9d5ae6c249 in (/lib/x86_64-linux-gnu/libc.so.6+0x8aebc)
+                #1 0x7f9d5ae6c249 in raise+0x12 (/lib/x86_64-linux-gnu/libc.so.6+0x3cfb2)
+                #2 0x7f9d5ae6c249 in abort+0xd3 (/lib/x86_64-linux-gnu/libc.so.6+0x27472)
+                #3 0x7f9d5ae6c249 in (/lib/x86_64-linux-gnu/libc.so.6+0x27395)
+                #4 0x7f9d5ae6c249 in __assert_fail+0x42 (/lib/x86_64-linux-gnu/libc.so.6+0x35eb2)
+                #5 0x55da4840255b in load+0x1b (/work/a/loader+\(caller))
+                #6 0x55da48401140 in main+0x20 (/work/a/loader+0x1140)
+            """
+        }
+        #expect(key(assertion(caller: "0x255b"), signal: 6) != key(assertion(caller: "0x2570"), signal: 6))
+        #expect(key(assertion(caller: "0x255b"), signal: 6) == key(assertion(caller: "0x255b"), signal: 6))
+        let inLibc = "    #0 0x1 in (/lib/x86_64-linux-gnu/libc.so.6+0x8aebc)\n    #1 0x2 in (/lib/x86_64-linux-gnu/libc.so.6+0x27472)\n"
+        #expect(key(inLibc, signal: 11) != nil)
+        #expect(key(inLibc, signal: 11) != key(inLibc.replacingOccurrences(of: "0x27472", with: "0x27480"), signal: 11))
         // Reports without frames by module and offset have no key.
         #expect(key("Fatal error: Index out of range\n") == nil)
         #expect(key(Self.optimizedTrap(offset: 59, line: nil, check: nil)) == nil)

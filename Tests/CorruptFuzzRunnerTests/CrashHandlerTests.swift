@@ -74,6 +74,58 @@ struct CrashHandlerTests {
         #expect(try signature("AZA").1?.signature == aborted?.signature)
     }
 
+    /// A C worker (corrupt_fuzz_worker.h) with two failed asserts in two functions: the same
+    /// frames of the C library on top of each.
+    static let assertingWorkerSource = """
+        #include <assert.h>
+        #include <stdio.h>
+        #include <string.h>
+        #include <unistd.h>
+        #include "corrupt_fuzz_worker.h"
+        __attribute__((noinline)) static void check_header(const uint8_t *d, size_t n) { assert(!(n > 0 && d[0] == 'H')); }
+        __attribute__((noinline)) static void check_body(const uint8_t *d, size_t n) { assert(!(n > 0 && d[0] == 'B')); }
+        static int load(const uint8_t *data, size_t size, cf_worker_reply *reply) {
+            check_header(data, size);
+            check_body(data, size);
+            char pid[32];
+            snprintf(pid, sizeof pid, "%d", (int)getpid());
+            cf_worker_accept(reply, pid);
+            return 0;
+        }
+        int main(int argc, char **argv) { return cf_worker_main(argc, argv, load); }
+        """
+
+    @Test(
+        "a C worker's two failed asserts, hit again and again in fork server children that live through them, stay two crashes, each with its own assertion",
+        .enabled(if: isLinux))
+    func twoAssertsInAWorker() throws {
+        let runtime = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/CCorruptFuzzWorker")
+        let flags = ["-I", runtime.appendingPathComponent("include").path, runtime.appendingPathComponent("corrupt_fuzz_worker.c").path]
+        let binary = try #require(try Self.buildLoader(Self.assertingWorkerSource, flags: flags), "no C compiler")
+        defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+        let executor = try WorkerExecutor(path: binary, arguments: [], environment: [:], limits: .init(timeoutMilliseconds: 5000), slots: 1)
+        var messages: [Character: Set<String>] = [:]
+        var servedBy: [Outcome] = []
+        for round in 0..<6 {
+            let accepted = try executor.execute(TestInput(bytes: Array("ok \(round)".utf8), seedName: "s"), slot: 0).outcome
+            #expect(accepted.word == "accepted", "\(accepted)")
+            if round >= 3 { servedBy.append(accepted) }
+            for first in ["H", "B"] {
+                let execution = try executor.execute(TestInput(bytes: Array("\(first) \(round)".utf8), seedName: "s"), slot: 0)
+                guard case .crashed(SIGABRT, _, let message) = execution.outcome else {
+                    Issue.record("\(first): \(execution.outcome)")
+                    continue
+                }
+                messages[Character(first), default: []].insert(message ?? "no message")
+            }
+        }
+        #expect(messages["H"]?.count == 1 && messages["H"]?.first?.contains("d[0] == 'H'") == true, "\(messages)")
+        #expect(messages["B"]?.count == 1 && messages["B"]?.first?.contains("d[0] == 'B'") == true, "\(messages)")
+        // Once both sites are known, one child serves on through both asserts.
+        #expect(Set(servedBy).count == 1, "\(servedBy): the children did not live through the asserts")
+    }
+
     /// An ASan loader: a heap overflow, and 4 GB allocated 100 MB at a time.
     static let sanitizedSource = """
         #include <stdio.h>

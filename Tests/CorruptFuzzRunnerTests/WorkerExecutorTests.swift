@@ -100,12 +100,14 @@ struct WorkerExecutorTests {
         }
 
         @Test(
-            "a fork server's child lives through a trap at a known site: the same outcome, the same process serves on, what it shows after is marked, and a crash it shows that a fresh worker does not is not one"
+            "a fork server's child lives through a crash at a known site (a trap, an abort, a memory fault): the same outcome, the same process serves on, what it shows after is marked, and a crash it shows that a fresh worker does not is not one",
+            arguments: ["trap", "abort", "fault"]
         )
-        func trapLivedThrough() throws {
+        func crashLivedThrough(crashBy kind: String) throws {
             func scarred(_ environment: [String: String]) throws -> WorkerExecutor {
                 try WorkerExecutor(
-                    path: BuiltProducts.path("WorkerFixture"), arguments: ["scarred"], environment: environment,
+                    path: BuiltProducts.path("WorkerFixture"), arguments: ["scarred"],
+                    environment: environment.merging(["WORKER_FIXTURE_CRASH_BY": kind]) { $1 },
                     limits: .init(timeoutMilliseconds: 2000), slots: 1)
             }
             func execute(_ executor: WorkerExecutor, _ text: String) throws -> Execution {
@@ -128,8 +130,13 @@ struct WorkerExecutorTests {
                 Issue.record("the zero byte did not crash the worker: \(lived.first.outcome)")
                 return
             }
-            #expect(signal == SIGILL || signal == SIGTRAP)
-            #expect(message?.contains("a zero byte at 4") == true, "\(message ?? "no message")")
+            switch kind {
+            case "abort": #expect(signal == SIGABRT)
+            case "fault": #expect(signal == SIGSEGV)
+            default:
+                #expect(signal == SIGILL || signal == SIGTRAP)
+                #expect(message?.contains("a zero byte at 4") == true, "\(message ?? "no message")")
+            }
             #expect(lived.again.outcome == lived.first.outcome)
             #expect(!lived.again.afterRecoveredTrap, "the child that trapped had not lived through one before")
             guard case .accepted(let child) = lived.before else {
@@ -186,6 +193,33 @@ struct WorkerExecutorTests {
             }
             #expect(stuck.afterRecoveredTrap)
             #expect(try execute("OK then").outcome == .accepted(digest: "OK then"))
+        }
+
+        @Test(
+            "a child lives through a double free (glibc's check aborts): the allocator still serves it (a single-threaded process takes no lock), and the same process serves on, marked"
+        )
+        func doubleFreeLivedThrough() throws {
+            let executor = try WorkerExecutor(
+                path: BuiltProducts.path("WorkerFixture"), arguments: ["scarred"], environment: ["WORKER_FIXTURE_CRASH_BY": "double-free"],
+                limits: .init(timeoutMilliseconds: 5000), slots: 1)
+            func execute(_ text: String) throws -> Execution { try executor.execute(TestInput(bytes: Array(text.utf8), seedName: "test"), slot: 0) }
+            // The site's first crash (its full report from a fresh worker), a new worker's first
+            // input (served before it forks), then the double free in a forked child.
+            _ = try execute("first")
+            let first = try execute("zero\u{0}")
+            guard case .crashed(SIGABRT, _, _) = first.outcome else {
+                Issue.record("the double free did not abort: \(first.outcome)")
+                return
+            }
+            _ = try execute("warm")
+            let before = try execute("child").outcome
+            let start = ContinuousClock.now
+            let again = try execute("zero again\u{0}")
+            var after: [Execution] = []
+            for round in 0..<20 { after.append(try execute("child \(round)")) }
+            #expect(ContinuousClock.now - start < .seconds(2), "an input waited for the allocator")
+            #expect(again.outcome == first.outcome)
+            #expect(after.allSatisfy { $0.outcome == before && $0.afterRecoveredTrap }, "\(after.map(\.outcome))")
         }
 
         /// Runs the strict fixture once on an input that crashes it, with the crash reporter and

@@ -117,24 +117,26 @@ int cf_worker_main_paths(int argc, char **argv, cf_worker_load_path_fn load);
 /// inputs itself, as before.
 int cf_worker_fork_server(int result_fd);
 
-/// The environment variable that lets a fork server's children live through a trap: its value is
-/// how many times one child may (0, or unset: never). A trap is a compiler-inserted trap
+/// The environment variable that lets a fork server's children live through a crash: its value
+/// is how many times one child may (0, or unset: never). A crash here is a compiler-inserted trap
 /// instruction (Swift's precondition failures, an index out of range, a forced unwrap of nil, an
-/// overflow; C's __builtin_trap): x86-64's ud2, arm64's brk. Its crash report is written as
+/// overflow; C's __builtin_trap: x86-64's ud2, arm64's brk) and, when no sanitizer is loaded,
+/// an abort the process raised itself (abort(), assert) or a fault of its own instruction
+/// (SIGSEGV, SIGBUS, SIGFPE), on the thread that runs the inputs. Its crash report is written as
 /// before; then, instead of dying, the child abandons the input's stack (what it held is leaked,
 /// never freed), answers `C <wait status> <peak kB> r` itself and reads the next input: a known
-/// crash site costs a report, not a process. A child that used up its count dies of its trap as
-/// before. Any other signal (a memory fault, an abort) is never recovered from. corrupt-fuzz
-/// checks in a fresh process what a child showed after it recovered.
-#define CF_WORKER_RECOVER_VARIABLE "CORRUPT_FUZZ_RECOVER_TRAPS"
+/// crash site costs a report, not a process. A child that used up its count, or whose peak
+/// memory grew 64 MB past its peak when it started serving, dies of its crash as before.
+/// corrupt-fuzz checks in a fresh process what a child showed after it recovered.
+#define CF_WORKER_RECOVER_VARIABLE "CORRUPT_FUZZ_RECOVER_CRASHES"
 
 /// Runs `body(context)`; in a fork server's child that may recover (CF_WORKER_RECOVER_VARIABLE),
-/// a trap in it returns here: the trap's signal is returned (0: the body returned). Needs
-/// corrupt-fuzz's crash reporter (preloaded on Linux), which reports the trap and hands it over;
+/// a crash in it returns here: the crash's signal is returned (0: the body returned). Needs
+/// corrupt-fuzz's crash reporter (preloaded on Linux), which reports the crash and hands it over;
 /// elsewhere it just runs the body.
 int cf_worker_guarded(void (*body)(void *), void *context);
 
-/// The line a child that recovered from a trap writes as that input's reply
+/// The line a child that recovered from a crash writes as that input's reply
 /// (`C <wait status> <peak kB> r`), in `line` (64 bytes are enough); its length.
 int cf_worker_recovered_line(char *line, size_t capacity, int signal);
 

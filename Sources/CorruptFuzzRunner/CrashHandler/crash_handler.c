@@ -114,12 +114,14 @@ static void tell_fork_server(int signo) {
     (void)n;
 }
 
-// A persistent worker's fork server child that may live through a trap
-// (CORRUPT_FUZZ_RECOVER_TRAPS, corrupt_fuzz_worker.c) hands this reporter the function that
+// A persistent worker's fork server child that may live through a crash
+// (CORRUPT_FUZZ_RECOVER_CRASHES, corrupt_fuzz_worker.c) hands this reporter the function that
 // decides: called once the report is written, it returns only when the child is to die.
-static void (*recovery)(int, void *) = NULL;
+static void (*recovery)(int, siginfo_t *, void *) = NULL;
 
-__attribute__((visibility("default"))) void cf_crash_reporter_recover_with(void (*decide)(int, void *)) { recovery = decide; }
+__attribute__((visibility("default"))) void cf_crash_reporter_recover_crashes_with(void (*decide)(int, siginfo_t *, void *)) {
+    recovery = decide;
+}
 
 static void on_crash(int signo, siginfo_t *info, void *context);
 
@@ -159,10 +161,10 @@ static void on_crash(int signo, siginfo_t *info, void *context) {
         describe(address, line, sizeof line, index++);
         write_text(line, strlen(line));
     }
-    if (recovery && (signo == SIGILL || signo == SIGTRAP)) {
+    if (recovery) {
         // Handled again next time (SA_RESETHAND put the default back) if the child lives on.
         install(signo);
-        recovery(signo, context);
+        recovery(signo, info, context);
         signal(signo, SIG_DFL);
     }
     tell_fork_server(signo);

@@ -15,7 +15,10 @@
 //   WorkerFixture scarred  accepts every input with its process id as the digest; traps on an
 //                          input holding a zero byte, mid-load: a process that lives through it
 //                          keeps a load that never finished, and then traps (at another site)
-//                          on an input starting with "M"
+//                          on an input starting with "M". WORKER_FIXTURE_CRASH_BY=abort, fault
+//                          or double-free crashes so instead of the zero byte's trap: abort(), a
+//                          write to address 8, a 4 kB block freed twice (glibc's check aborts
+//                          with the allocator's lock held)
 //   WorkerFixture locking  strict, holding a lock while it loads: a process that lives through
 //                          its trap (a zero byte) waits forever for the lock on its next input
 // or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
@@ -43,6 +46,23 @@ nonisolated(unsafe) var seen: Set<Data> = []
 nonisolated(unsafe) var unfinished = 0
 
 @inline(never) func leftLoading() -> Never { preconditionFailure("a trap left this process loading") }
+
+/// The `scarred` mode's crash, as WORKER_FIXTURE_CRASH_BY says.
+@inline(never) func crashOnZeroByte(at index: Int) {
+    switch ProcessInfo.processInfo.environment["WORKER_FIXTURE_CRASH_BY"] {
+    case "abort":
+        FileHandle.standardError.write(Data("a zero byte at \(index)\n".utf8))
+        abort()
+    case "fault":
+        UnsafeMutablePointer<Int>(bitPattern: 8)!.pointee = index
+    case "double-free":
+        let block = malloc(4096)
+        free(block)
+        free(block)
+    default:
+        fatalError("a zero byte at \(index)")
+    }
+}
 
 // The mode: WORKER_FIXTURE_MODE, else the first argument (with the variable set, the first
 // argument is free for an input's path, so the fixture also runs one input at a time).
@@ -74,7 +94,7 @@ case "scarred":
         let bytes = [UInt8](data)
         unfinished += 1
         if unfinished > 1, bytes.first == UInt8(ascii: "M") { leftLoading() }
-        if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
+        if let index = bytes.firstIndex(of: 0) { crashOnZeroByte(at: index) }
         unfinished -= 1
         return "\(getpid())"
     }
