@@ -61,15 +61,19 @@ public enum WorkerProtocol {
 
     /// The reply a result line holds (`A <digest>`, `V <message>`, `R <reason|-> <message>`);
     /// nil for a line that is none of them.
-    public static func reply(from line: String) -> CorruptFuzzWorker.Reply? {
-        let text = String(line.dropFirst(2))
+    public static func reply(from line: String) -> CorruptFuzzWorker.Reply? { reply(from: Array(line.utf8)) }
+
+    /// The reply a result line's bytes hold: read for every input, making only the strings kept.
+    public static func reply(from line: [UInt8]) -> CorruptFuzzWorker.Reply? {
+        let text = line.count > 2 ? line[2...] : []
         switch line.first {
-        case "A": return .accepted(digest: text)
-        case "V": return .acceptedInvalid(message: text)
-        case "R":
-            let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-            let reason = parts.first.map(String.init).flatMap { $0 == "-" || $0.isEmpty ? nil : $0 }
-            return .rejected(reason: reason, message: parts.count > 1 ? String(parts[1]) : "")
+        case UInt8(ascii: "A"): return .accepted(digest: String(decoding: text, as: UTF8.self))
+        case UInt8(ascii: "V"): return .acceptedInvalid(message: String(decoding: text, as: UTF8.self))
+        case UInt8(ascii: "R"):
+            let space = text.firstIndex(of: 0x20) ?? text.endIndex
+            let word = text[..<space]
+            let reason = word.isEmpty || word.elementsEqual(CollectionOfOne(UInt8(ascii: "-"))) ? nil : String(decoding: word, as: UTF8.self)
+            return .rejected(reason: reason, message: space < text.endIndex ? String(decoding: text[(space + 1)...], as: UTF8.self) : "")
         default: return nil
         }
     }

@@ -54,6 +54,19 @@ struct WorkerProtocolTests {
         #expect(WorkerProtocol.reply(from: "X what") == nil)
     }
 
+    @Test("short and odd replies: no reason, no message, a reason alone, text that is not ASCII")
+    func oddReplies() {
+        #expect(WorkerProtocol.reply(from: "A") == .accepted(digest: ""))
+        #expect(WorkerProtocol.reply(from: "R") == .rejected(reason: nil, message: ""))
+        #expect(WorkerProtocol.reply(from: "R -") == .rejected(reason: nil, message: ""))
+        #expect(WorkerProtocol.reply(from: "R - why") == .rejected(reason: nil, message: "why"))
+        #expect(WorkerProtocol.reply(from: "R  why not") == .rejected(reason: nil, message: "why not"))
+        #expect(WorkerProtocol.reply(from: "R empty") == .rejected(reason: "empty", message: ""))
+        #expect(WorkerProtocol.reply(from: "V naïve – 名前") == .acceptedInvalid(message: "naïve – 名前"))
+        #expect(WorkerProtocol.reply(from: [0x41, 0x20, 0xFF, 0x41]) == .accepted(digest: "\u{FFFD}A"))
+        #expect(WorkerProtocol.reply(from: "") == nil)
+    }
+
     @Test("a worker of another protocol version is refused with both versions named")
     func otherVersion() throws {
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-worker-v2-\(UUID().uuidString).sh")
