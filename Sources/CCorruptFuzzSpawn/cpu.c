@@ -140,6 +140,7 @@ void cf_cpu_deadline_start(cf_cpu_deadline *deadline, int pgid, int cpu_ms, int 
     deadline->checked_us = deadline->started_us;
     deadline->cpu_at_check_us = deadline->baseline_us;
     deadline->cpu_us = deadline->baseline_us;
+    deadline->starved = 0;
 }
 
 int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline) {
@@ -148,10 +149,14 @@ int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline) {
     if (cf_group_usage(deadline->pgid, &usage) != 0) return 0;  // cannot tell: a hang, as at a wall-clock deadline
     deadline->cpu_us = usage.cpu_us;
     int64_t spent = usage.cpu_us - deadline->baseline_us;
-    if (spent >= deadline->cpu_limit_us || now >= deadline->wall_cap_us) return 0;
+    if (spent >= deadline->cpu_limit_us) return 0;
     // Starved, not hung: runnable, or it used at least 5% of a core since the last look.
     int64_t used = usage.cpu_us - deadline->cpu_at_check_us, waited = now - deadline->checked_us;
     if (!usage.runnable && used * 20 < waited) return 0;
+    if (now >= deadline->wall_cap_us) {
+        deadline->starved = 1;
+        return 0;
+    }
     deadline->checked_us = now;
     deadline->cpu_at_check_us = usage.cpu_us;
     int64_t more = deadline->cpu_limit_us - spent;

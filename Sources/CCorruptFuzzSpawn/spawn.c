@@ -377,6 +377,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     r->code = 0;
     r->max_rss_kb = 0;
     r->elapsed_us = 0;
+    r->starved = 0;
     r->out.length = 0;
     r->out.total = 0;
     r->err.length = 0;
@@ -503,6 +504,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     if (timed_out) {
         r->end = CF_TIMED_OUT;
         r->code = SIGKILL;
+        r->starved = cpu_timeout_ms > 0 && cpu_deadline.starved;
     } else if (WIFSIGNALED(status)) {
         r->end = CF_SIGNALED;
         r->code = WTERMSIG(status);

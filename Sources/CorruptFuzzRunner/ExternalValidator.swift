@@ -37,6 +37,7 @@ public final class ExternalValidator: Validator, @unchecked Sendable {
         case .crashed(let signal, let frames, let message):
             return .error(signature: "crash: " + CrashSignature.make(signal: signal, frames: frames, message: message), detail: execution.outcome.summary)
         case .hung:
+            if execution.starved { return .undecided(Judge.starvedReason) }
             return .error(signature: "hang: no exit within the timeout", detail: execution.outcome.summary)
         case .outOfMemory:
             return .error(signature: "oom: over the memory limit", detail: execution.outcome.summary)

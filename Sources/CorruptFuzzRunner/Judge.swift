@@ -94,12 +94,17 @@ public final class Judge: Sendable {
             judged.slow = !tainted
             return judged
         }
+        if again.starved { return judge(input, execution: again, slot: slot, watch: watch) }
         confirmedHang.set(true)
         execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
         var judged = judge(input, execution: execution, slot: slot, watch: watch)
         if second != first { judged.finding?.detail += ", nor when run again in a fresh process with \(second) ms of CPU time" }
         return judged
     }
+
+    /// Why an input whose hang's confirmation was starved of CPU is undecided (the report's
+    /// `undecided` counts it under these words).
+    public static let starvedReason = "starved: still running at the hang confirmation's wall-clock cap with less CPU time than it was given"
 
     /// Which suspected hangs ``run(_:on:slot:confirming:hangMargin:)`` runs again to confirm.
     public enum HangConfirmation: Sendable {
@@ -137,6 +142,13 @@ public final class Judge: Sendable {
     /// - Parameter watch: How the run was prepared (``watch(_:)``): the requests it made to the
     ///   listener count. Without it, none do.
     public func judge(_ input: TestInput, execution: Execution, slot: Int = 0, watch: Watch? = nil) -> Judgement {
+        // Still running at a hang confirmation's wall-clock cap, short of its CPU time: the
+        // machine is too busy to tell a hang from a slow input, and a hang claimed then would
+        // not replay on a quieter one (an entity bomb that runs out of memory in a second there).
+        if execution.starved, case .hung = execution.outcome {
+            _ = watch?.stamp.flatMap { trapsHost?.requests(of: $0) }
+            return Judgement(execution: execution, verdict: .undecided(Self.starvedReason), finding: nil)
+        }
         var verdict: Verdict?
         if let validator, oracle.needsVerdict(for: execution.outcome, input: input) {
             verdict = verdicts.isEmpty ? validator.validate(input.bytes) : verdicts[slot].verdict(of: input.bytes) { validator.validate($0) }

@@ -176,7 +176,9 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
         {
             throw error
         }
-        return Execution(outcome: outcome, stdout: stdout, stderr: stderr, microseconds: result.elapsed_us)
+        var execution = Execution(outcome: outcome, stdout: stdout, stderr: stderr, microseconds: result.elapsed_us)
+        execution.starved = result.end == CF_TIMED_OUT && result.starved != 0
+        return execution
     }
 
     /// Runs `input` in `slot`.

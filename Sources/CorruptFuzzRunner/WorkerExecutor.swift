@@ -403,7 +403,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             // A worker printing a crash report at the deadline (symbolicating a deep stack
             // overflow takes a second) is crashing, not hanging: as cf_run does, it gets 5 more
             // seconds to die of its signal (a fork server then says its child did).
-            let hung = (Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started)), UInt64?.none)
+            var hungExecution = Execution(outcome: .hung(milliseconds: deadline), microseconds: micros(since: started))
+            hungExecution.starved = confirmation != nil && cpuDeadline.starved != 0
+            let hung = (hungExecution, UInt64?.none)
             guard Self.isPrintingCrashReport(Self.readLog(worker.log, from: logStart)) else {
                 stop(slot)
                 return hung

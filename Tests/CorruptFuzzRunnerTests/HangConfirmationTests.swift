@@ -68,6 +68,24 @@ struct HangConfirmationTests {
     }
 
     @Test(
+        "a loader starved so hard that it reaches the confirmation's wall-clock cap short of its CPU time is undecided, neither a hang nor slow",
+        .enabled(if: isLinux))
+    func starvedPastTheCapIsUndecided() throws {
+        #if os(Linux)
+            let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
+            defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+            let confirmation = ConfirmationDeadline(timeout: Self.timeout)
+            // 40 busy threads on core 0 leave the loader about a fortieth of it: its 2.2 s of
+            // CPU would take about 90 s, far past the 8.8 s cap.
+            let (judged, seconds) = try onCoreZeroBesideBusyThreads(40) { try judge("work 2300", binary: binary) }
+            #expect(seconds * 1000 >= Double(confirmation.wallMilliseconds) * 0.9, "\(seconds) s: the cap was not reached")
+            #expect(judged.finding == nil, "\(String(describing: judged.finding))")
+            #expect(!judged.slow)
+            #expect(judged.verdict == .undecided(Judge.starvedReason), "\(String(describing: judged.verdict))")
+        #endif
+    }
+
+    @Test(
         "a check that runs each file once (version skew, an app validator) runs a starved loader's file again before calling it a hang",
         .enabled(if: isLinux))
     func checksRunningOnceConfirm() throws {
