@@ -154,7 +154,8 @@ int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline) {
     int64_t used = usage.cpu_us - deadline->cpu_at_check_us, waited = now - deadline->checked_us;
     if (!usage.runnable && used * 20 < waited) return 0;
     if (now >= deadline->wall_cap_us) {
-        deadline->starved = 1;
+        // Half its CPU time or more: it hangs as surely as this machine can tell.
+        deadline->starved = spent * 2 < deadline->cpu_limit_us;
         return 0;
     }
     deadline->checked_us = now;

@@ -84,8 +84,8 @@ public struct Execution: Sendable, Hashable, Codable {
     /// still held, a global half set), so a finding it shows stands only if a fresh process shows
     /// it too. Not part of a report (``CodingKeys``).
     public var afterRecoveredTrap = false
-    /// A hang's confirmation that reached its wall-clock cap while the loader still ran, short
-    /// of the CPU time it was given: the machine gave it too little CPU to tell a hang from a
+    /// A hang's confirmation that reached its wall-clock cap while the loader still ran, with
+    /// less than half the CPU time it was given: the machine gave it too little CPU to tell a hang from a
     /// slow input, so it is neither (``Judge`` counts it as undecided). Not part of a report
     /// (``CodingKeys``).
     public var starved = false

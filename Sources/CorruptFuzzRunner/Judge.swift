@@ -104,7 +104,7 @@ public final class Judge: Sendable {
 
     /// Why an input whose hang's confirmation was starved of CPU is undecided (the report's
     /// `undecided` counts it under these words).
-    public static let starvedReason = "starved: still running at the hang confirmation's wall-clock cap with less CPU time than it was given"
+    public static let starvedReason = "starved: still running at the hang confirmation's wall-clock cap with less than half the CPU time it was given"
 
     /// Which suspected hangs ``run(_:on:slot:confirming:hangMargin:)`` runs again to confirm.
     public enum HangConfirmation: Sendable {
@@ -142,7 +142,7 @@ public final class Judge: Sendable {
     /// - Parameter watch: How the run was prepared (``watch(_:)``): the requests it made to the
     ///   listener count. Without it, none do.
     public func judge(_ input: TestInput, execution: Execution, slot: Int = 0, watch: Watch? = nil) -> Judgement {
-        // Still running at a hang confirmation's wall-clock cap, short of its CPU time: the
+        // Still running at a hang confirmation's wall-clock cap, under half its CPU time: the
         // machine is too busy to tell a hang from a slow input, and a hang claimed then would
         // not replay on a quieter one (an entity bomb that runs out of memory in a second there).
         if execution.starved, case .hung = execution.outcome {

@@ -68,7 +68,7 @@ struct HangConfirmationTests {
     }
 
     @Test(
-        "a loader starved so hard that it reaches the confirmation's wall-clock cap short of its CPU time is undecided, neither a hang nor slow",
+        "a loader starved so hard that it reaches the confirmation's wall-clock cap with less than half its CPU time is undecided, neither a hang nor slow",
         .enabled(if: isLinux))
     func starvedPastTheCapIsUndecided() throws {
         #if os(Linux)

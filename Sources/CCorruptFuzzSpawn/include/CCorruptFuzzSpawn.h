@@ -32,8 +32,8 @@ typedef struct {
     int64_t elapsed_us;
     cf_capture out;
     cf_capture err;
-    /// With a deadline in CPU time: the run reached the wall-clock cap still runnable, short of
-    /// its CPU time (the machine gave it too little CPU to tell a hang from a slow run).
+    /// With a deadline in CPU time: the run reached the wall-clock cap still runnable, with less
+    /// than half its CPU time (the machine gave it too little CPU to tell a hang from a slow run).
     int starved;
 } cf_result;
 
@@ -71,14 +71,14 @@ typedef struct {
     int64_t started_us, wall_cap_us, checked_us, cpu_at_check_us;
     int64_t baseline_us;  ///< the group's CPU time when the deadline started
     int64_t cpu_us;  ///< the CPU time at the last look
-    int starved;  ///< it ended at the wall-clock cap, running or runnable, short of its CPU time
+    int starved;  ///< it ended at the wall-clock cap, running or runnable, under half its CPU time
 } cf_cpu_deadline;
 
 void cf_cpu_deadline_start(cf_cpu_deadline *deadline, int pgid, int cpu_ms, int wall_ms);
 /// Called when the current wait is over: how many microseconds more to wait before asking
 /// again, or 0 when the wait is over: a hang (its CPU time reached the limit, it is blocked,
-/// or its usage cannot be read), or, at the wall-clock cap while it still ran short of its CPU
-/// time, starved (`starved` is set: nobody can tell whether it hangs).
+/// or its usage cannot be read), or, at the wall-clock cap while it still ran with less than
+/// half its CPU time, starved (`starved` is set: nobody can tell whether it hangs).
 int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline);
 
 /// Starts a persistent worker in a new process group: `command_fd` becomes its stdin,
