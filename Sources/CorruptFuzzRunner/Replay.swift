@@ -46,8 +46,11 @@ public struct Replay: Sendable {
             bytes = judge.rebind([UInt8](data))
         }
         let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: path)
-        // Each file's suspected hang is confirmed (not only the first: replay judges each file
-        // as a campaign judged its first hang).
-        return Entry(path: path, judgement: try judge.run(input, on: executor, confirming: .every))
+        // Each file's suspected hang is confirmed (not only the first), at twice the
+        // confirmation's deadline, as a minimized hang and a worker's finding in a fresh
+        // process are: what a campaign reports as a hang has hung that long, so a replay on a
+        // quieter machine still shows it, and an input near the deadline is judged alike here
+        // and in the fresh-process check.
+        return Entry(path: path, judgement: try judge.run(input, on: executor, confirming: .every, hangMargin: 2))
     }
 }
