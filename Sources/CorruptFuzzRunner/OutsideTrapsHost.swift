@@ -264,37 +264,50 @@ public final class OutsideTrapsHost: @unchecked Sendable {
         return ok == 0 ? UInt16(bigEndian: address.sin_port) : nil
     }
 
-    /// Accepts connections until stopped: reads the request line, records the URL, answers 404.
+    /// Accepts connections until stopped; each is answered on a thread of its own (``answer(_:)``),
+    /// so a client that connects and never sends its request (a persistent worker's process
+    /// that lived through a crash mid-fetch keeps its socket open) delays no other.
     private func serve() {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            var timeout = timeval(tv_sec: 1, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var request: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 2048)
-            while request.count < 8192, !request.contains(0x0A) {
-                let n = read(client, &buffer, buffer.count)
-                if n <= 0 { break }
-                request += buffer[0..<n]
-            }
-            let line = String(decoding: request.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
-            let parts = line.split(separator: " ")
-            if parts.count >= 2, let origin {
-                let path = parts[1]
-                let run = Self.runName(in: path)
                 lock.lock()
-                // Bounded: the requests of runs nobody asks about (killed ones) are dropped.
-                if requests.count > 4096 { requests.removeAll() }
-                requests[run, default: []].append(origin + path)
+                let over = stopped
                 lock.unlock()
+                if over || errno == EBADF || errno == EINVAL || errno == ENOTSOCK { return }
+                // A client gone before it was accepted, or no descriptor free for a moment.
+                if errno != EINTR, errno != ECONNABORTED { usleep(10_000) }
+                continue
             }
-            let answer = Array("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
-            _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
-            close(client)
+            // A thread of its own: the global queue on Linux runs only as many blocked reads at once as there are cores.
+            Thread.detachNewThread { [self] in answer(client) }
         }
+    }
+
+    /// Reads one client's request line (for at most a second), records the URL, answers 404.
+    private func answer(_ client: Int32) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while request.count < 8192, !request.contains(0x0A) {
+            let n = read(client, &buffer, buffer.count)
+            if n <= 0 { break }
+            request += buffer[0..<n]
+        }
+        let line = String(decoding: request.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
+        let parts = line.split(separator: " ")
+        if parts.count >= 2, let origin {
+            let path = parts[1]
+            let run = Self.runName(in: path)
+            lock.lock()
+            // Bounded: the requests of runs nobody asks about (killed ones) are dropped.
+            if requests.count > 4096 { requests.removeAll() }
+            requests[run, default: []].append(origin + path)
+            lock.unlock()
+        }
+        let answer = Array("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+        close(client)
     }
 }

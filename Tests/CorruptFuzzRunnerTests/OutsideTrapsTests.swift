@@ -27,6 +27,30 @@ struct OutsideTrapsTests {
         return String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
     }
 
+    @Test("a client that connects and never sends its request delays no other: the next is answered at once")
+    func stalledClient() throws {
+        let host = try OutsideTrapsHost()
+        let dtdURL = try #require(host.traps.dtdURL)
+        let dtd = try #require(URL(string: dtdURL))
+        let port = UInt16(try #require(dtd.port))
+        // Connected, silent (a worker's process that lived through a crash mid-fetch).
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        usleep(50_000)
+        let start = ContinuousClock.now
+        let answer = get(port: port, path: dtd.path)
+        #expect(answer.hasPrefix("HTTP/1.0 404"), "\(answer)")
+        #expect(ContinuousClock.now - start < .milliseconds(500), "the listener waited for the silent client")
+    }
+
     @Test("the canary holds its token; a request to the listener is answered 404 and credited to the run whose stamp it names; stop removes the canary")
     func listener() throws {
         let host = try OutsideTrapsHost()
