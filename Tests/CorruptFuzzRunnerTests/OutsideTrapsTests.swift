@@ -10,21 +10,31 @@ import Testing
 struct OutsideTrapsTests {
     /// Sends `GET path` to 127.0.0.1:port and waits for the answer, as a loader fetching a DTD would.
     func get(port: UInt16, path: String) -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = connected(port: port)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return "no connection" }
+        guard fd >= 0 else { return "no connection" }
         let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var buffer = [UInt8](repeating: 0, count: 512)
         let n = read(fd, &buffer, buffer.count)
         return String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
+    }
+
+    /// A socket connected to 127.0.0.1:port, or -1.
+    func connected(port: UInt16) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            close(fd)
+            return -1
+        }
+        return fd
     }
 
     @Test("a client that connects and never sends its request delays no other: the next is answered at once")
@@ -34,16 +44,9 @@ struct OutsideTrapsTests {
         let dtd = try #require(URL(string: dtdURL))
         let port = UInt16(try #require(dtd.port))
         // Connected, silent (a worker's process that lived through a crash mid-fetch).
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let silent = connected(port: port)
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(silent, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(connected == 0)
+        try #require(silent >= 0)
         usleep(50_000)
         let start = ContinuousClock.now
         let answer = get(port: port, path: dtd.path)
