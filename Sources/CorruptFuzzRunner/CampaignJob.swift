@@ -83,7 +83,11 @@ extension Campaign {
                 if stopAsked || status.stopRequested { result.stopReason = .interrupted; return }
                 if let maxRuns, result.executions >= maxRuns { result.stopReason = .runs; return }
                 let now = ContinuousClock.now
-                if let end = plan.end, now >= end - (status.anyFinding ? plan.minimizeShare + plan.reportMargin : .zero) {
+                // Fuzzing ends here: with a finding (any job's, or this job's own since), it leaves
+                // minimization its share and the report a moment.
+                let endOnceFound = plan.end.map { $0 - plan.minimizeShare - plan.reportMargin }
+                let fuzzingEnd = status.anyFinding ? endOnceFound : plan.end
+                if let fuzzingEnd, now >= fuzzingEnd {
                     result.stopReason = .duration
                     return
                 }
@@ -98,7 +102,16 @@ extension Campaign {
                     }
                 }
                 let count = min(plan.batchSize, maxRuns.map { $0 - result.executions } ?? plan.batchSize)
-                for _ in 0..<count {
+                let findingsBefore = result.findings.count
+                for ran in 0..<count {
+                    // The clock is read before each input, not only each batch: a batch of slow
+                    // inputs (a hang, confirmed, costs seconds) ran the demo's notes loader 6 s
+                    // past its end. A vDSO read, about a thousandth of the cheapest input.
+                    if ran > 0, let fuzzingEnd, let endOnceFound,
+                        ContinuousClock.now >= (result.findings.count > findingsBefore ? endOnceFound : fuzzingEnd)
+                    {
+                        break
+                    }
                     let input = schedule.next()
                     let judged: Judge.Judgement
                     defer { schedule.largeEntryRan() }

@@ -100,6 +100,42 @@ struct CampaignTests {
         #expect(merged.variants?.reduce(0) { $0 + $1.hits } == 2 * record.hits)
     }
 
+    /// A loader whose every input takes `milliseconds` of wall-clock time, rejecting it as
+    /// the strict validator does, an empty file as empty (no finding).
+    struct SlowExecutor: Executor {
+        let slots = 1
+        let milliseconds: Int
+
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            usleep(useconds_t(milliseconds * 1000))
+            guard let bytes = input.bytes else { return Execution(outcome: .rejected(reason: "not-found", exitCode: 1, message: nil)) }
+            if bytes.isEmpty { return Execution(outcome: .rejected(reason: "empty", exitCode: 1, message: nil)) }
+            if case .invalid(let violation) = strictValidator.validate(bytes) {
+                return Execution(outcome: .rejected(reason: violation.reason, exitCode: 1, message: nil))
+            }
+            return Execution(outcome: .accepted(digest: "\(bytes.count)"))
+        }
+    }
+
+    @Test("fuzzing ends on time when inputs are slow: the clock is read before every input, not only every batch")
+    func slowInputsEndOnTime() throws {
+        var configuration = FuzzConfiguration()
+        configuration.seed = 1
+        configuration.maxSeconds = 1.1
+        configuration.minimize = false
+        let campaign = Campaign(
+            executor: SlowExecutor(milliseconds: 250), targetName: "slow", targetCommand: "slow @@", takesPath: true, validator: strictValidator,
+            seeds: seeds, configuration: configuration)
+        let start = ContinuousClock.now
+        let result = try campaign.run()
+        let seconds = (ContinuousClock.now - start).seconds
+        // A batch is four inputs (one slot): read only between batches, the clock let a batch
+        // that began at 1.0 s run to 2.0 s. Read before each input, fuzzing ends by 1.35 s.
+        #expect(result.stopReason == .duration)
+        #expect(seconds < 1.6, "\(seconds) s for a duration of 1.1 s (\(result.executions) inputs of 250 ms)")
+        #expect(result.findings.isEmpty, "\(result.findings.map(\.finding.detail))")
+    }
+
     @Test("the same seed and corpus give the same inputs and findings")
     func deterministic() throws {
         let a = try campaign(seed: 7).run()
