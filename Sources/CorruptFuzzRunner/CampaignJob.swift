@@ -75,6 +75,7 @@ extension Campaign {
             var lastTrade = ContinuousClock.now
             var trades = 0
             var afterBatch = false
+            var lastBatch: ContinuousClock.Instant?
             while true {
                 let status = shared.status(job: index, executions: result.executions)
                 let stopAsked = checkpoint(afterBatch)
@@ -103,11 +104,16 @@ extension Campaign {
                 }
                 let count = min(plan.batchSize, maxRuns.map { $0 - result.executions } ?? plan.batchSize)
                 let findingsBefore = result.findings.count
+                // The clock is read within a batch too, before each input when the last batch
+                // took 10 ms or more, and after an input that took a millisecond or more: four
+                // slow inputs (a hang and its confirmation cost seconds) ran fuzzing seconds past
+                // its end. Not for fast inputs: a read costs a few percent of a fast in-process
+                // call, which is not timed.
+                let everyInput = lastBatch.map { now - $0 >= .milliseconds(10) } ?? true
+                lastBatch = now
+                var lastWasSlow = false
                 for ran in 0..<count {
-                    // The clock is read before each input, not only each batch: a batch of slow
-                    // inputs (a hang, confirmed, costs seconds) ran the demo's notes loader 6 s
-                    // past its end. A vDSO read, about a thousandth of the cheapest input.
-                    if ran > 0, let fuzzingEnd, let endOnceFound,
+                    if ran > 0, everyInput || lastWasSlow, let fuzzingEnd, let endOnceFound,
                         ContinuousClock.now >= (result.findings.count > findingsBefore ? endOnceFound : fuzzingEnd)
                     {
                         break
@@ -117,6 +123,7 @@ extension Campaign {
                     defer { schedule.largeEntryRan() }
                     do throws(CorruptFuzzError) {
                         judged = try judge.run(input, on: executor, slot: index)
+                        lastWasSlow = judged.execution.microseconds >= 1000
                     } catch {
                         shared.fail(error, thrown: false)
                         result.stopReason = .error
