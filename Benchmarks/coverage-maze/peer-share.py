@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The fuzzer's own share of a core on the cheapest target, beside AFL++'s, in one run.
+
+Each of corrupt-fuzz's jobs and its worker take turns on one core (the job is bound to a free
+CPU and its worker inherits it), as afl-fuzz and its fork server's child do (AFL++ binds each
+instance to a free core the same way). The fuzzer's share of that core is then its cost per
+input over the two costs together: the cheaper the loader, the larger the fuzzer's share,
+whatever the fuzzer does. This puts a number on that beside the peer: the trivial C loader of
+Benchmarks/crash-pace (a magic check and a byte sum, crash off) as a corrupt-fuzz worker
+(`--schema habit-tracker.ksy`, as the habit loader is fuzzed), and the same loader in AFL++'s
+persistent mode with shared-memory test cases (afl-crashy.c, built with afl-clang-fast), at 1
+and 2 jobs (AFL++: -M and -S instances sharing one output folder). Also the two bundled
+hardened loaders as workers, as parent-cpu.py runs them.
+
+The share is measured in the steady state: each fuzzer thread's (corrupt-fuzz) or process's
+(afl-fuzz) CPU time read from /proc from 3 s after the start to 1 s before the end, over that
+wall time: set-up and reports are left out. Linux; needs afl-fuzz and afl-clang-fast
+(`apt-get install afl++`) for the peer's rows.
+
+    swift build -c release
+    python3 Benchmarks/coverage-maze/peer-share.py [--bin .build/release] [--seconds 12]
+"""
+import argparse, json, os, shutil, subprocess, tempfile, time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TCK = os.sysconf("SC_CLK_TCK")
+HABITS = ["--schema", "Corpus/schemas/habit-tracker.ksy", "--corpus", "Corpus/habits"]
+
+
+def cpu(path):
+    """utime + stime of a /proc stat file, in seconds."""
+    fields = open(path).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TCK
+
+
+def threads(pid):
+    """CPU seconds of each thread of `pid`."""
+    times = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            times[tid] = cpu(f"/proc/{pid}/task/{tid}/stat")
+        except OSError:
+            pass
+    return times
+
+
+def steady(read, seconds):
+    """The per-thread (or per-process) shares of a core between 3 s and seconds - 1."""
+    time.sleep(3)
+    t0, a = time.monotonic(), read()
+    time.sleep(seconds - 4)
+    t1, b = time.monotonic(), read()
+    return sorted(((b[k] - a.get(k, 0)) / (t1 - t0) for k in b), reverse=True)
+
+
+def corrupt_fuzz(bin, target, opts, jobs, seconds, env):
+    """(inputs/s, shares of its busiest threads) of one worker campaign."""
+    reports = tempfile.mkdtemp()
+    try:
+        p = subprocess.Popen(
+            [f"{bin}/corrupt-fuzz", "run", "--worker", "--target", f"{target} @@", *opts, "--duration", f"{seconds}s",
+             "--jobs", str(jobs), "--no-minimize", "--reports", reports],
+            cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shares = steady(lambda: threads(p.pid), seconds)
+        p.wait()
+        summary = json.load(open(os.path.join(reports, "latest", "summary.json")))["targets"][0]
+        return summary["executions"] / summary["fuzzSeconds"], shares[:jobs]
+    finally:
+        shutil.rmtree(reports, ignore_errors=True)
+
+
+def afl(target, jobs, seconds, work):
+    """(execs/s, shares of the afl-fuzz processes) of `jobs` AFL++ instances."""
+    out = os.path.join(work, "afl-out")
+    shutil.rmtree(out, ignore_errors=True)
+    env = {**os.environ, "CRASHY_CRASH": "0", "AFL_NO_UI": "1", "AFL_SKIP_CPUFREQ": "1",
+           "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1"}
+    procs = []
+    for n in range(jobs):
+        role = ["-M", "main"] if n == 0 else ["-S", f"s{n}"]
+        procs.append(subprocess.Popen(["afl-fuzz", "-i", "Corpus/habits", "-o", out, *role, "-V", str(seconds), "--", target],
+                                      cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(0.2)  # each binds the next free core
+
+    def read():
+        times = {}
+        for p in procs:
+            try:
+                times[p.pid] = cpu(f"/proc/{p.pid}/stat")
+            except OSError:
+                pass
+        return times
+
+    shares = steady(read, seconds)
+    rate = 0.0
+    for p in procs:
+        p.wait(timeout=seconds + 60)
+    for name in os.listdir(out):
+        stats = os.path.join(out, name, "fuzzer_stats")
+        if os.path.exists(stats):
+            fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in open(stats))}
+            rate += int(fields["execs_done"]) / max(1, int(fields["run_time"]))
+    return rate, shares
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", default=os.path.join(ROOT, ".build", "release"))
+    parser.add_argument("--seconds", type=int, default=12)
+    args = parser.parse_args()
+    bin = os.path.abspath(args.bin)
+    work = tempfile.mkdtemp()
+    trivial = os.path.join(work, "trivial-worker")
+    subprocess.run(["cc", "-O2", "-I", "Sources/CCorruptFuzzWorker/include", "Benchmarks/crash-pace/crashy-worker.c",
+                    "Sources/CCorruptFuzzWorker/corrupt_fuzz_worker.c", "-o", trivial], cwd=ROOT, check=True)
+    peer = shutil.which("afl-fuzz") and shutil.which("afl-clang-fast")
+    afl_target = os.path.join(work, "afl-trivial")
+    if peer:
+        subprocess.run(["afl-clang-fast", "-O2", "Benchmarks/crash-pace/afl-crashy.c", "-o", afl_target], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    print("| fuzzer | loader | jobs | inputs/s | the fuzzer's busiest threads (processes), share of a core |")
+    print("|---|---|---|---:|---|")
+    for jobs in (1, 2):
+        rows = [("corrupt-fuzz", "trivial C worker", lambda: corrupt_fuzz(bin, trivial, HABITS, jobs, args.seconds, {"CRASHY_CRASH": "0"}))]
+        if peer:
+            rows.append(("AFL++ persistent, shared-memory test cases", "trivial C loader", lambda: afl(afl_target, jobs, args.seconds, work)))
+        rows += [
+            ("corrupt-fuzz", "habit-loader-hardened", lambda: corrupt_fuzz(bin, f"{bin}/habit-loader-hardened", HABITS, jobs, args.seconds, {})),
+            ("corrupt-fuzz", "friend-list-hardened",
+             lambda: corrupt_fuzz(bin, f"{bin}/friend-list-hardened", ["--format", "friend-list", "--corpus", "Corpus/friend-lists"], jobs,
+                                  args.seconds, {})),
+        ]
+        for fuzzer, loader, measure in rows:
+            rate, shares = measure()
+            print(f"| {fuzzer} | {loader} | {jobs} | {rate:,.0f}/s | {', '.join(f'{s:.2f}' for s in shares)} |", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
