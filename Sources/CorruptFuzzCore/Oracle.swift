@@ -1,3 +1,5 @@
+import Foundation
+
 /// Decides whether one execution shows a bug.
 ///
 /// The label of an input is the mutation's expectation when there is one (a missing file must
@@ -105,8 +107,9 @@ public struct Oracle: Sendable {
         case .accepted:
             guard case .invalid(let violation)? = label else { return nil }
             let signature = violation.reason.map { "\($0): " } ?? ""
-            return finding(
-                .silentAcceptance, signature + Normalize.message(violation.description), "accepted, but the validator says: \(violation)")
+            // Written once: a schema's violation is written by parsing the input again.
+            let described = violation.description
+            return finding(.silentAcceptance, signature + Normalize.message(described), "accepted, but the validator says: \(described)")
         case .rejected(let reason, _, let message):
             switch label {
             case nil, .undecided?, .error?:
@@ -152,13 +155,22 @@ extension Oracle {
     /// Whether `needle` occurs in `haystack`.
     public static func occurs(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-        let first = needle[0]
-        var i = 0
-        while i <= haystack.count - needle.count {
-            if haystack[i] == first, haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
-            i += 1
+        // The C library's byte search (every output and input of a campaign with traps is
+        // searched): a Swift loop over the array is slow in a debug build on a megabyte input.
+        return haystack.withUnsafeBytes { hay in
+            needle.withUnsafeBytes { needle in
+                guard let base = hay.baseAddress, let wanted = needle.baseAddress else { return false }
+                let first = Int32(needle[0])
+                var offset = 0
+                let last = hay.count - needle.count
+                while offset <= last, let found = memchr(base + offset, first, last - offset + 1) {
+                    offset = base.distance(to: UnsafeRawPointer(found))
+                    if memcmp(found, wanted, needle.count) == 0 { return true }
+                    offset += 1
+                }
+                return false
+            }
         }
-        return false
     }
 }
 

@@ -79,7 +79,10 @@ public enum XMLReader {
     static func checkNUL(_ bytes: [UInt8]) throws(XMLProblem) {
         guard bytes.count >= 2, bytes[0] != 0, bytes[1] != 0, !(bytes[0] == 0xFE && bytes[1] == 0xFF), !(bytes[0] == 0xFF && bytes[1] == 0xFE)
         else { return }
-        guard let offset = bytes.firstIndex(of: 0) else { return }
+        let found = bytes.withUnsafeBytes { buffer in
+            buffer.baseAddress.flatMap { base in memchr(base, 0, buffer.count).map { base.distance(to: UnsafeRawPointer($0)) } }
+        }
+        guard let offset = found else { return }
         let line = 1 + bytes[..<offset].lazy.filter { $0 == 0x0A }.count
         throw XMLProblem(line: line, path: nil, message: "a NUL byte at offset \(offset): not a character XML allows [rule: XML_ERR_INVALID_CHAR]")
     }

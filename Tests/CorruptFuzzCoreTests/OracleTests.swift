@@ -146,4 +146,22 @@ struct OracleTests {
         #expect(Normalize.message("can't read 'x\n' here") == "can't read 'x\n' here")
         #expect(Normalize.message("a < b and c") == "a < b and c")
     }
+
+    @Test("a byte string is found wherever it starts, and only where all of it is")
+    func occurs() {
+        func has(_ needle: String, _ haystack: String) -> Bool { Oracle.occurs(Array(needle.utf8), in: Array(haystack.utf8)) }
+        #expect(has("abc", "abc"))
+        #expect(has("abc", "abcxx") && has("abc", "xxabc") && has("abc", "xabcx"))
+        #expect(has("aab", "aaab"))  // a false start on the first byte, then the match
+        #expect(!has("abc", "ab") && !has("abc", "abxabd") && !has("abc", "") && !has("", "abc"))
+        #expect(!has("abc", "cba") && !has("ba", "aaaa"))
+        // A megabyte of one byte (what a catalogue entry is made of); kept out of the
+        // expectation, which would print it.
+        var big = [UInt8](repeating: 0x61, count: 1 << 20)
+        let inNone = Oracle.occurs(Array("ab".utf8), in: big)
+        big[big.count - 1] = 0x62
+        let atTheEnd = Oracle.occurs(Array("ab".utf8), in: big)
+        #expect(!inNone && atTheEnd)
+        #expect(Oracle.occurs([0], in: [1, 2, 0]) && !Oracle.occurs([0, 0], in: [0, 1, 0]))
+    }
 }
