@@ -463,7 +463,15 @@ public final class Campaign: @unchecked Sendable {
             configuration.minimize ? .milliseconds(Int(min(configuration.minimizeTotalSeconds, (maxSeconds ?? 0) / 5) * 1000)) : .zero
         let reportMargin: Duration = .milliseconds(Int(min(1, (maxSeconds ?? 0) / 50) * 1000))
         let jobCount = max(1, executor.slots)
-        let plan = Plan(end: end, minimizeShare: minimizeShare, reportMargin: reportMargin, batchSize: max(1, executor.batchSize / jobCount))
+        var planned = Plan(end: end, minimizeShare: minimizeShare, reportMargin: reportMargin, batchSize: max(1, executor.batchSize / jobCount))
+        if let replayExecutor, maxSeconds != nil {
+            // A worker's findings are checked in a fresh process after fuzzing: with a hang, that
+            // takes seconds, which fuzzing leaves them (up to another fifth of the time).
+            planned.checkTimeout = configuration.limits.timeoutMilliseconds
+            planned.checkSlots = max(1, min(replayExecutor.slots, executor.slots))
+            planned.maxCheckReserve = .milliseconds(Int((maxSeconds ?? 0) / 5 * 1000))
+        }
+        let plan = planned
         let shared = Shared(jobs: jobCount, start: start, seedCount: seeds.count, exchangeWaits: configuration.maxRuns != nil)
         let jobs = (0..<jobCount).map { Job(index: $0, of: jobCount, campaign: self, shared: shared, result: result) }
 
@@ -537,7 +545,10 @@ public final class Campaign: @unchecked Sendable {
 
         if configuration.minimize, !result.findings.isEmpty, result.toolError == nil {
             report("minimizing")
-            minimize(&result.findings, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
+            // Up to when the checks of the findings in a fresh process need the time.
+            var checks = CheckCost()
+            for record in result.findings { checks.add(plan.checkCost(of: record.finding.kind)) }
+            minimize(&result.findings, until: end.map { $0 - reportMargin - plan.checkReserve(checks) }, shouldStop: shouldStop)
         }
         if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
             report("checking findings in a fresh process")

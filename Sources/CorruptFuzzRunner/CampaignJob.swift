@@ -39,6 +39,8 @@ extension Campaign {
         /// The inputs this job kept since it last offered its new ones to the others.
         @exclusivity(unchecked) private var outbox: [CorpusExchange.Offer] = []
         private unowned let campaign: Campaign
+        /// The plan ``run(_:checkpoint:)`` runs by.
+        private var plan: Plan?
         private let shared: Shared
         /// How many inputs this job runs at most: its share of `--runs`.
         private let maxRuns: Int?
@@ -70,6 +72,7 @@ extension Campaign {
         ///   (``Shared/requestStop()``).
         func run(_ plan: Plan, checkpoint: (_ afterBatch: Bool) -> Bool) {
             defer { shared.exchange?.finish(job: index) }
+            self.plan = plan
             let executor = campaign.executor
             let judge = campaign.judge
             var lastTrade = ContinuousClock.now
@@ -85,9 +88,10 @@ extension Campaign {
                 if let maxRuns, result.executions >= maxRuns { result.stopReason = .runs; return }
                 let now = ContinuousClock.now
                 // Fuzzing ends here: with a finding (any job's, or this job's own since), it leaves
-                // minimization its share and the report a moment.
-                let endOnceFound = plan.end.map { $0 - plan.minimizeShare - plan.reportMargin }
-                let fuzzingEnd = status.anyFinding ? endOnceFound : plan.end
+                // minimization its share, the fresh-process checks of the findings their time,
+                // and the report a moment.
+                let endOnceFound = plan.fuzzingEnd(anyFinding: true, checks: status.checks)
+                let fuzzingEnd = plan.fuzzingEnd(anyFinding: status.anyFinding, checks: status.checks)
                 if let fuzzingEnd, now >= fuzzingEnd {
                     result.stopReason = .duration
                     return
@@ -191,7 +195,7 @@ extension Campaign {
                     // validator's words), so that later hits like it count as its variant.
                     variantKeys.append([FindingVariant.key(of: finding.detail): 0])
                     records[finding.key] = result.findings.count
-                    shared.noteFinding(finding.key)
+                    shared.noteFinding(finding.key, checkCost: plan?.checkCost(of: finding.kind) ?? .zero)
                     result.findings.append(
                         FindingRecord(
                             finding: campaign.judge.withReference(finding), hits: 1, firstExecution: executionNumber(result.executions),
@@ -225,6 +229,47 @@ extension Campaign {
         let reportMargin: Duration
         /// Inputs a job runs between looks at the clock and the others.
         let batchSize: Int
+        /// The deadline of the fresh-process check of each finding (``checkCost(of:)``), when
+        /// the campaign's findings are checked in a fresh process after fuzzing (a worker's);
+        /// nil when they are not.
+        var checkTimeout: Int? = nil
+        /// How many findings are checked at once.
+        var checkSlots = 1
+        /// The most time kept for the checks (``checkReserve(_:)``).
+        var maxCheckReserve: Duration = .zero
+
+        /// What one finding's check in a fresh process can take: a hang's is its first deadline
+        /// and its confirmation at twice the confirmation's deadline (seconds), anything
+        /// else's a tenth of the deadline.
+        func checkCost(of kind: FindingKind) -> Duration {
+            guard let timeout = checkTimeout else { return .zero }
+            return .milliseconds(kind == .hang ? timeout + 2 * hangConfirmationMilliseconds(for: timeout) : timeout / 10)
+        }
+
+        /// The time fuzzing and minimization leave the checks of findings: their cost shared
+        /// among the slots, or the largest one's (a check runs on one slot), and at most
+        /// ``maxCheckReserve``.
+        func checkReserve(_ checks: CheckCost) -> Duration {
+            min(maxCheckReserve, max(checks.largest, checks.total / max(1, checkSlots)))
+        }
+
+        /// When fuzzing ends: at the end, or with a finding, early enough for its minimization,
+        /// the checks of the findings so far and the report.
+        func fuzzingEnd(anyFinding: Bool, checks: CheckCost) -> ContinuousClock.Instant? {
+            guard anyFinding else { return end }
+            return end.map { $0 - minimizeShare - reportMargin - checkReserve(checks) }
+        }
+    }
+
+    /// What checking findings in a fresh process will cost: all of them, and the largest one.
+    struct CheckCost: Sendable {
+        var total: Duration = .zero
+        var largest: Duration = .zero
+
+        mutating func add(_ cost: Duration) {
+            total += cost
+            largest = max(largest, cost)
+        }
     }
 
     /// What the jobs of a campaign share: the first failure, which findings any job has (for
@@ -244,6 +289,8 @@ extension Campaign {
         private let lock = NSLock()
         private var executions: [Int]
         private var findings: Set<FindingKey> = []
+        /// What checking `findings` in a fresh process will cost (``Plan/checkCost(of:)``).
+        private var checks = CheckCost()
         private var coverage = CoverageTable()
         private var seedsRun = 0
         private var seedsRejected = 0
@@ -268,11 +315,11 @@ extension Campaign {
         }
 
         /// Records `job`'s executions; whether any job failed, the caller asked to stop, or any
-        /// job has a finding.
-        func status(job: Int, executions count: Int) -> (failed: Bool, stopRequested: Bool, anyFinding: Bool) {
+        /// job has a finding, and what checking the findings in a fresh process will cost.
+        func status(job: Int, executions count: Int) -> (failed: Bool, stopRequested: Bool, anyFinding: Bool, checks: CheckCost) {
             lock.withLock {
                 executions[job] = count
-                return (firstFailure != nil, stopRequested, !findings.isEmpty)
+                return (firstFailure != nil, stopRequested, !findings.isEmpty, checks)
             }
         }
 
@@ -305,8 +352,13 @@ extension Campaign {
             }
         }
 
-        /// Counts a finding new to a job.
-        func noteFinding(_ key: FindingKey) { _ = lock.withLock { findings.insert(key) } }
+        /// Counts a finding new to a job, with what its check in a fresh process will cost
+        /// (once per finding of the campaign).
+        func noteFinding(_ key: FindingKey, checkCost: Duration) {
+            lock.withLock {
+                if findings.insert(key).inserted { checks.add(checkCost) }
+            }
+        }
 
         /// The campaign's executions, distinct findings by kind and edges so far.
         func snapshot() -> (executions: Int, findingsByKind: [FindingKind: Int], edges: Int) {

@@ -27,7 +27,7 @@ import Foundation
 ///   ``WorkerProtocol/recoverVariable``, up to ``crashesPerChild``
 ///   times): it answers `C … r` and serves on, so a known site costs no fork either. What such a
 ///   child shows is not taken on its word (``Execution/afterRecoveredTrap``): a crash at a new
-///   site that a fresh worker does not show is not one, a hang is confirmed in a fresh worker,
+///   site that a fresh worker does not show is not one, a hang runs again in a fresh worker,
 ///   a look at held files or a recheck first retires the child (``WorkerProtocol/retireLine``),
 ///   and the campaign leaves out a finding a fresh process does not show.
 ///
@@ -222,9 +222,18 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             retire(slot)
             states[slot].lastRetire = next
         }
-        let ran = try run(input, slot: slot)
+        var ran = try run(input, slot: slot)
+        var tainted = states[slot].lastRunTainted
+        if tainted, case .hung = ran.execution.outcome {
+            // A process that lived through a crash may wait forever for a lock the crash left
+            // held: the input runs again, at the same deadline, in a fresh worker (the hung one
+            // was stopped), and what it does there is its outcome. Confirming every such hang
+            // instead (a few seconds each) cost a loader that crashes and hangs often a third
+            // of a campaign's time.
+            ran = try run(input, slot: slot)
+            tainted = states[slot].lastRunTainted
+        }
         var execution = ran.execution
-        let tainted = states[slot].lastRunTainted
         if let key = ran.crashKey { execution = try withFullReport(execution, key: key, of: input, slot: slot, tainted: tainted) }
         if tainted { execution.afterRecoveredTrap = true }
         execution.coverage = coverage?.afterRun(slot: slot, input: input)

@@ -136,6 +136,41 @@ struct CampaignTests {
         #expect(result.findings.isEmpty, "\(result.findings.map(\.finding.detail))")
     }
 
+    /// A loader that hangs on an empty file (a hang finding from the first inputs on) and
+    /// otherwise behaves as the planted one.
+    struct HangsOnEmpty: Executor {
+        let slots = 2
+
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            if input.bytes?.isEmpty == true { return Execution(outcome: .hung(milliseconds: 100), microseconds: 100_000) }
+            return PlantedBugExecutor().execute(input, slot: slot)
+        }
+    }
+
+    @Test("a campaign whose findings are checked in a fresh process stops fuzzing early enough for a hang's check")
+    func freshChecksHaveTheirTime() throws {
+        func fuzzSeconds(checked: Bool) throws -> Double {
+            var configuration = FuzzConfiguration()
+            configuration.seed = 1
+            configuration.maxSeconds = 3
+            configuration.minimize = false
+            configuration.limits.timeoutMilliseconds = 100
+            let campaign = Campaign(
+                executor: HangsOnEmpty(), targetName: "hangs", targetCommand: "hangs @@", takesPath: true, validator: strictValidator, seeds: seeds,
+                configuration: configuration)
+            if checked { campaign.replayExecutor = HangsOnEmpty() }
+            let result = try campaign.run()
+            #expect(result.findings.contains { $0.finding.kind == .hang })
+            return result.fuzzSeconds
+        }
+        // The report's moment is 0.06 s of 3 s; a hang's check (100 ms, then 2 x 2.1 s) is more
+        // than the most kept for checks, a fifth of the time: 0.6 s.
+        let unchecked = try fuzzSeconds(checked: false)
+        let checked = try fuzzSeconds(checked: true)
+        #expect(unchecked > 2.8, "\(unchecked) s")
+        #expect(checked > 2.2 && checked < 2.5, "\(checked) s")
+    }
+
     @Test("the same seed and corpus give the same inputs and findings")
     func deterministic() throws {
         let a = try campaign(seed: 7).run()
