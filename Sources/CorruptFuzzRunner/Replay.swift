@@ -46,11 +46,12 @@ public struct Replay: Sendable {
             bytes = judge.rebind([UInt8](data))
         }
         let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: path)
-        // Each file's suspected hang is confirmed (not only the first), at twice the
-        // confirmation's deadline, as a minimized hang and a worker's finding in a fresh
-        // process are: what a campaign reports as a hang has hung that long, so a replay on a
-        // quieter machine still shows it, and an input near the deadline is judged alike here
-        // and in the fresh-process check.
-        return Entry(path: path, judgement: try judge.run(input, on: executor, confirming: .every, hangMargin: 2))
+        // Each file's suspected hang is confirmed (not only the first), at the confirmation's
+        // deadline: half what a campaign's hang was shown to take (a minimized hang and a
+        // worker's finding in a fresh process hang twice that long). Confirmed at the same
+        // deadline as the campaign's check, an input near it (an entity loop that runs out of
+        // memory after about that much CPU time) was a hang in the check and finished in the
+        // replay; now it would have to run twice as fast here to.
+        return Entry(path: path, judgement: try judge.run(input, on: executor, confirming: .every))
     }
 }

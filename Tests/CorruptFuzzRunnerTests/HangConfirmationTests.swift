@@ -109,6 +109,27 @@ struct HangConfirmationTests {
         #endif
     }
 
+    @Test(
+        "replay confirms a hang at the confirmation's deadline, half what a campaign's reported hang took: a load between one and two of them is a hang there",
+        .enabled(if: isLinux))
+    func replayConfirmsAtTheDeadline() throws {
+        let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
+        let folder = (binary as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let confirmation = ConfirmationDeadline(timeout: Self.timeout)
+        let twice = ConfirmationDeadline(timeout: Self.timeout, margin: 2)
+        // 3.4 s of CPU: past the confirmation's 2.2 s, short of the 4.4 s a campaign's minimizer
+        // and fresh-process check hold a hang to. Confirmed at those 4.4 s, the replay said
+        // accepted for what such a check (on a slower run) had reported as a hang.
+        let work = (confirmation.cpuMilliseconds + twice.cpuMilliseconds) / 2 + 100
+        let file = (folder as NSString).appendingPathComponent("slow.txt")
+        try Data("work \(work)".utf8).write(to: URL(fileURLWithPath: file))
+        let replay = try Replay(
+            target: try TargetCommand("\(binary) @@"), format: nil, validator: nil, limits: .init(timeoutMilliseconds: Self.timeout), files: [file])
+        let entry = try replay.replay(file)
+        #expect(entry.judgement.finding?.kind == .hang, "\(entry.judgement.execution.outcome)")
+    }
+
     @Test("a loader that spins is a hang at the CPU deadline; one that sleeps, as soon as it is seen not to run", .enabled(if: isLinux))
     func spinAndSleepAreHangs() throws {
         let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
