@@ -749,11 +749,14 @@ public final class Campaign: @unchecked Sendable {
                     for candidate in candidates {
                         // Every suspected hang confirmed: the campaign's judge may have confirmed
                         // one already, and then it would take a slow input's first deadline for a hang.
-                        // At twice the confirmation's deadline, which a replay confirms it at:
-                        // an input that needs about one deadline's CPU time (an entity bomb that
-                        // runs out of memory after 2.5 s) is a hang one run and finishes the
-                        // next, so what is reported hangs with a margin.
-                        guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every, hangMargin: 2) else { break }
+                        // A hang at twice the confirmation's deadline, which a replay confirms it
+                        // at: an input that needs about one deadline's CPU time (an entity bomb
+                        // that runs out of memory after 2.5 s) is a hang one run and finishes the
+                        // next, so what is reported hangs with a margin. Any other finding at the
+                        // replay's own deadline: one that finishes only past it would replay as a
+                        // hang.
+                        let margin = record.finding.kind == .hang ? 2 : 1
+                        guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every, hangMargin: margin) else { break }
                         if judged.finding?.key == record.finding.key {
                             if candidate.bytes != (record.minimized ?? original.bytes) {
                                 // The minimized input showed it only in the worker: the original is the reproducer.
