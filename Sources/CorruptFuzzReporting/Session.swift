@@ -142,6 +142,9 @@ public final class Session {
                     out += "    not reproduced in a fresh process (the replay shows \(finding ?? "no finding")): it depends on the worker's state\n"
                 } else if case .siteVaries(let sites)? = record.freshProcess {
                     out += "    its site varies from one fresh process to the next (\(sites.count) seen): memory corruption\n"
+                } else if case .notChecked(let needed, _)? = record.freshProcess {
+                    out +=
+                        "    not checked in a fresh process (its check can take \(Int(needed.rounded(.up))) s, more than was left): its replay is the check\n"
                 }
                 if index < suite.reproducers.count, let path = suite.reproducers[index].minimized {
                     out += "    reproducer: \(path)\n"

@@ -57,13 +57,18 @@ public enum FreshProcessCheck: Sendable, Hashable, Codable {
     /// (the heap's layout decides where corrupted memory is touched): the reproducer crashes
     /// every time, its signature is one of `sites`.
     case siteVaries(sites: [String])
+    /// Not run in a fresh process: the check could take `neededSeconds` (a hang's takes its
+    /// deadline and twice its confirmation's) and the campaign had `leftSeconds` left of its
+    /// duration, or was stopped. The replay is the check.
+    case notChecked(neededSeconds: Double, leftSeconds: Double)
 
-    /// `original only`, `not reproduced` or `site varies`.
+    /// `original only`, `not reproduced`, `site varies` or `not checked`.
     public var label: String {
         switch self {
         case .originalOnly: "original only"
         case .notReproduced: "not reproduced"
         case .siteVaries: "site varies"
+        case .notChecked: "not checked"
         }
     }
 
@@ -76,6 +81,8 @@ public enum FreshProcessCheck: Sendable, Hashable, Codable {
 }
 
 extension FreshProcessCheck: CustomStringConvertible {
+    private static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
+
     /// The report's line: what a fresh process did, and what it means for the replay.
     public var description: String {
         switch self {
@@ -85,6 +92,8 @@ extension FreshProcessCheck: CustomStringConvertible {
             "NOT REPRODUCED: run in a fresh process as the replay runs it, the reproducer gave \(finding.map { "another finding, \($0)" } ?? "no finding") (\(outcome)), and the original did not show it either: this finding depends on what the persistent worker ran before it (its heap, a cache, a global)"
         case .siteVaries(let sites):
             "the reproducer crashes in every fresh process, but where varies from run to run (memory corruption: the heap's layout decides where it is touched); a replay may show any of: \(sites.joined(separator: "; "))"
+        case .notChecked(let needed, let left):
+            "NOT CHECKED in a fresh process: the check can take \(Self.seconds(needed)) and the campaign had \(Self.seconds(left)) left (its --duration, or it was stopped); the printed replay runs the reproducer as the check would"
         }
     }
 }
@@ -466,10 +475,12 @@ public final class Campaign: @unchecked Sendable {
         var planned = Plan(end: end, minimizeShare: minimizeShare, reportMargin: reportMargin, batchSize: max(1, executor.batchSize / jobCount))
         if let replayExecutor, maxSeconds != nil {
             // A worker's findings are checked in a fresh process after fuzzing: with a hang, that
-            // takes seconds, which fuzzing leaves them (up to another fifth of the time).
+            // takes seconds, which fuzzing leaves them (up to another fifth of the time, or up to
+            // two fifths for one check, a hang's in a short campaign).
             planned.checkTimeout = configuration.limits.timeoutMilliseconds
             planned.checkSlots = max(1, min(replayExecutor.slots, executor.slots))
             planned.maxCheckReserve = .milliseconds(Int((maxSeconds ?? 0) / 5 * 1000))
+            planned.maxOneCheckReserve = .milliseconds(Int((maxSeconds ?? 0) * 2 / 5 * 1000))
         }
         let plan = planned
         let shared = Shared(jobs: jobCount, start: start, seedCount: seeds.count, exchangeWaits: configuration.maxRuns != nil)
@@ -547,13 +558,13 @@ public final class Campaign: @unchecked Sendable {
             report("minimizing")
             // Up to when the checks of the findings in a fresh process need the time.
             var checks = CheckCost()
-            for record in result.findings { checks.add(plan.checkCost(of: record.finding.kind)) }
+            for record in result.findings { checks.add(plan.checkCost(of: record.finding)) }
             minimize(&result.findings, until: end.map { $0 - reportMargin - plan.checkReserve(checks) }, shouldStop: shouldStop)
         }
         if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
             report("checking findings in a fresh process")
             result.findingsOnlyAfterTrap += checkInFreshProcess(
-                &result.findings, on: replayExecutor, until: end.map { $0 - reportMargin }, shouldStop: shouldStop)
+                &result.findings, on: replayExecutor, until: end.map { $0 - reportMargin }, cost: { plan.checkCost(of: $0) }, shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
         result.stability = executor.stability
@@ -563,7 +574,8 @@ public final class Campaign: @unchecked Sendable {
 
     /// Adds the jobs' results to `result`: executions and counts add up, the input hashes are
     /// mixed in job order (one job's is the campaign's), findings with one key become one (the
-    /// first hit's, by execution number, with every job's hits and variants), and the campaign
+    /// first hit's, by execution number, with every job's hits and variants; a hang confirmed as
+    /// the replay runs it before others), and the campaign
     /// stopped for the reason its jobs did (an interruption first, then the time).
     static func merge(_ jobs: [CampaignResult], into result: inout CampaignResult) {
         result.inputSequenceHash = jobs.count == 1 ? jobs[0].inputSequenceHash : FNV1a.offset
@@ -587,7 +599,18 @@ public final class Campaign: @unchecked Sendable {
         }
         for record in jobs.flatMap(\.findings).sorted(by: { $0.firstExecution < $1.firstExecution }) {
             if let index = records[record.finding.key] {
-                result.findings[index].absorb(record)
+                let first = result.findings[index]
+                if record.finding.execution.hangConfirmedAsReplayed, !first.finding.execution.hangConfirmedAsReplayed {
+                    // A hang one job confirmed as the replay runs it is the one reported (another
+                    // job's, found first, was not confirmed once one was): its check is done.
+                    var confirmed = record
+                    confirmed.firstExecution = first.firstExecution
+                    confirmed.firstSeconds = first.firstSeconds
+                    confirmed.absorb(first)
+                    result.findings[index] = confirmed
+                } else {
+                    result.findings[index].absorb(record)
+                }
             } else {
                 records[record.finding.key] = result.findings.count
                 result.findings.append(record)
@@ -719,31 +742,71 @@ public final class Campaign: @unchecked Sendable {
     /// lived through a trap (``Execution/afterRecoveredTrap``): then what the trap left may have
     /// made it, and it is left out (``CampaignResult/findingsOnlyAfterTrap``). Those are checked
     /// first, before the time is up.
-    /// - Parameter end: When the campaign's time is up, if it has a duration: findings not
-    ///   checked by then are reported as they are.
+    /// - Parameters:
+    ///   - end: When the campaign's time is up, if it has a duration: a check that could end
+    ///     past it (`cost`) is not started, and its finding is reported as found, marked
+    ///     ``FreshProcessCheck/notChecked(neededSeconds:leftSeconds:)``; so is one not reached
+    ///     before a stop.
+    ///   - cost: What checking a finding of a kind can take.
     private func checkInFreshProcess(
-        _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, shouldStop: @Sendable () -> Bool
+        _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, cost: @Sendable (FindingKind) -> Duration,
+        shouldStop: @Sendable () -> Bool
     ) -> Int {
         let slots = min(fresh.slots, executor.slots)
-        // The findings a process showed after a trap it lived through are checked first.
-        let order =
-            findings.indices.filter { findings[$0].finding.execution.afterRecoveredTrap }
-            + findings.indices.filter { !findings[$0].finding.execution.afterRecoveredTrap }
+        // The findings a process showed after a trap it lived through are checked first, then
+        // the longest checks (a hang's): each slot takes the next one when it is free, so the
+        // short ones fill the other slots while a hang's runs.
+        let order = findings.indices.sorted { a, b in
+            func key(_ index: Int) -> (Int, Duration, Int) {
+                let finding = findings[index].finding
+                return (finding.execution.afterRecoveredTrap ? 0 : 1, .zero - cost(finding.kind), index)
+            }
+            return key(a) < key(b)
+        }
+        let next = LockedBox(0)
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                for position in stride(from: slot, to: order.count, by: slots) where !shouldStop() && end.map({ ContinuousClock.now < $0 }) ?? true {
+                while true {
+                    let position = next.withLock { position in
+                        defer { position += 1 }
+                        return position
+                    }
+                    guard position < order.count else { break }
                     let index = order[position]
                     var record = records[index]
                     // A file held open after the answer is something only a process that stays
                     // running can show: a fresh process has exited when anyone looks.
                     if record.finding.kind == .heldLock { continue }
                     let original = record.finding.input
-                    var candidates = [original]
+                    // A hang the campaign confirmed as the replay runs it is checked already,
+                    // its original input at least.
+                    let originalChecked = record.finding.execution.hangConfirmedAsReplayed
+                    var candidates = originalChecked ? [] : [original]
                     if let minimized = record.minimized, minimized != original.bytes {
                         var input = original
                         input.bytes = minimized
                         candidates.insert(input, at: 0)
+                    }
+                    /// The checked original as the reproducer, in place of a minimized input
+                    /// that did not show the finding in a fresh process (or had no time to).
+                    func originalIsTheReproducer(showed: Bool) {
+                        record.minimized = original.bytes
+                        record.minimizationEnd = nil
+                        record.minimizedExecution = record.finding.execution
+                        if showed { record.freshProcess = .originalOnly }
+                    }
+                    if candidates.isEmpty { continue }
+                    let needed = cost(record.finding.kind)
+                    let left = end.map { $0 - ContinuousClock.now }
+                    if shouldStop() || left.map({ $0 < needed }) == true {
+                        if originalChecked {
+                            originalIsTheReproducer(showed: false)
+                        } else {
+                            record.freshProcess = .notChecked(neededSeconds: needed.seconds, leftSeconds: max(0, left?.seconds ?? 0))
+                        }
+                        records[index] = record
+                        continue
                     }
                     var seen: Judge.Judgement?
                     for candidate in candidates {
@@ -769,6 +832,11 @@ public final class Campaign: @unchecked Sendable {
                             break
                         }
                         seen = seen ?? judged
+                    }
+                    if seen != nil, originalChecked {
+                        // The minimized input showed it only in the worker.
+                        originalIsTheReproducer(showed: true)
+                        seen = nil
                     }
                     if let seen, let other = seen.finding, !record.finding.execution.afterRecoveredTrap, other.kind == record.finding.kind,
                         Self.isMemoryFault(seen.execution.outcome),

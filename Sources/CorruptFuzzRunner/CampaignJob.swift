@@ -75,6 +75,10 @@ extension Campaign {
             self.plan = plan
             let executor = campaign.executor
             let judge = campaign.judge
+            // With a worker, a suspected hang is confirmed in a fresh process as the replay runs
+            // it, at the margin its check after fuzzing would ask: that is its check.
+            let confirmer = campaign.replayExecutor
+            let hangMargin = confirmer == nil ? 1 : 2
             var lastTrade = ContinuousClock.now
             var trades = 0
             var afterBatch = false
@@ -126,7 +130,7 @@ extension Campaign {
                     let judged: Judge.Judgement
                     defer { schedule.largeEntryRan() }
                     do throws(CorruptFuzzError) {
-                        judged = try judge.run(input, on: executor, slot: index)
+                        judged = try judge.run(input, on: executor, slot: index, hangMargin: hangMargin, confirmingOn: confirmer)
                         lastWasSlow = judged.execution.microseconds >= 1000
                     } catch {
                         shared.fail(error, thrown: false)
@@ -195,7 +199,7 @@ extension Campaign {
                     // validator's words), so that later hits like it count as its variant.
                     variantKeys.append([FindingVariant.key(of: finding.detail): 0])
                     records[finding.key] = result.findings.count
-                    shared.noteFinding(finding.key, checkCost: plan?.checkCost(of: finding.kind) ?? .zero)
+                    shared.noteFinding(finding.key, checkCost: plan?.checkCost(of: finding) ?? .zero)
                     result.findings.append(
                         FindingRecord(
                             finding: campaign.judge.withReference(finding), hits: 1, firstExecution: executionNumber(result.executions),
@@ -235,8 +239,11 @@ extension Campaign {
         var checkTimeout: Int? = nil
         /// How many findings are checked at once.
         var checkSlots = 1
-        /// The most time kept for the checks (``checkReserve(_:)``).
+        /// The time kept for the checks when they take more (``checkReserve(_:)``).
         var maxCheckReserve: Duration = .zero
+        /// The time kept for one check that takes more than ``maxCheckReserve``, so that a hang's
+        /// check (seconds) fits a short campaign (``checkReserve(_:)``).
+        var maxOneCheckReserve: Duration = .zero
 
         /// What one finding's check in a fresh process can take: a hang's is its first deadline
         /// and its confirmation at twice the confirmation's deadline (seconds), anything
@@ -246,11 +253,20 @@ extension Campaign {
             return .milliseconds(kind == .hang ? timeout + 2 * hangConfirmationMilliseconds(for: timeout) : timeout / 10)
         }
 
+        /// What `finding`'s check can take: nothing when its input was checked as it was
+        /// confirmed (``Execution/hangConfirmedAsReplayed``), else ``checkCost(of:)-(FindingKind)``.
+        func checkCost(of finding: Finding) -> Duration {
+            finding.execution.hangConfirmedAsReplayed ? .zero : checkCost(of: finding.kind)
+        }
+
         /// The time fuzzing and minimization leave the checks of findings: their cost shared
-        /// among the slots, or the largest one's (a check runs on one slot), and at most
-        /// ``maxCheckReserve``.
+        /// among the slots, or the largest one's (a check runs on one slot); at most
+        /// ``maxCheckReserve``, or the largest one's when that fits ``maxOneCheckReserve``.
+        /// A check that does not fit what is left when it is due is not started
+        /// (``FreshProcessCheck/notChecked(neededSeconds:leftSeconds:)``).
         func checkReserve(_ checks: CheckCost) -> Duration {
-            min(maxCheckReserve, max(checks.largest, checks.total / max(1, checkSlots)))
+            let most = checks.largest <= maxOneCheckReserve ? max(maxCheckReserve, checks.largest) : maxCheckReserve
+            return min(most, max(checks.largest, checks.total / max(1, checkSlots)))
         }
 
         /// When fuzzing ends: at the end, or with a finding, early enough for its minimization,

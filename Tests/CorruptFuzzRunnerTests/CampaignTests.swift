@@ -136,6 +136,62 @@ struct CampaignTests {
         #expect(result.findings.isEmpty, "\(result.findings.map(\.finding.detail))")
     }
 
+    /// The planted loader, which takes a second for each input: a fresh process whose checks
+    /// would end a short campaign late.
+    struct SlowFresh: Executor {
+        let slots = 2
+
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            Thread.sleep(forTimeInterval: 1)
+            return PlantedBugExecutor().execute(input, slot: slot)
+        }
+    }
+
+    /// A campaign of the planted loader whose findings are checked in `fresh` after fuzzing, with
+    /// a 20 s deadline: each finding's check can take a tenth of it, 2 s, more than two fifths
+    /// of the 3 s campaign.
+    func slowChecksCampaign(fresh: (any Executor)?) -> Campaign {
+        var configuration = FuzzConfiguration()
+        configuration.seed = 1
+        configuration.maxSeconds = 3
+        configuration.minimize = false
+        configuration.limits.timeoutMilliseconds = 20_000
+        let campaign = Campaign(
+            executor: PlantedBugExecutor(), targetName: "planted", targetCommand: "planted @@", takesPath: true, validator: strictValidator,
+            seeds: seeds, configuration: configuration)
+        campaign.replayExecutor = fresh
+        return campaign
+    }
+
+    @Test("a campaign whose findings are checked in a fresh process stops fuzzing early enough for the checks")
+    func freshChecksHaveTheirTime() throws {
+        // The report's moment is 0.06 s of 3 s; the checks keep a fifth of the time, 0.6 s.
+        let unchecked = try slowChecksCampaign(fresh: nil).run()
+        let checked = try slowChecksCampaign(fresh: PlantedBugExecutor()).run()
+        #expect(!unchecked.findings.isEmpty && !checked.findings.isEmpty)
+        #expect(unchecked.fuzzSeconds > 2.8, "\(unchecked.fuzzSeconds) s")
+        #expect(checked.fuzzSeconds > 2.2 && checked.fuzzSeconds < 2.5, "\(checked.fuzzSeconds) s")
+    }
+
+    @Test("a check in a fresh process that could end past the duration is not started, and its finding says so")
+    func uncheckedWithinTheDuration() throws {
+        let start = ContinuousClock.now
+        let result = try slowChecksCampaign(fresh: SlowFresh()).run()
+        let seconds = (ContinuousClock.now - start).seconds
+        // Each check can take 2 s and 0.6 s is left: started, a check would have ended the
+        // campaign a second late.
+        #expect(seconds < 3.05, "\(seconds) s for a duration of 3 s")
+        #expect(!result.findings.isEmpty)
+        for record in result.findings {
+            guard case .notChecked(let needed, let left)? = record.freshProcess else {
+                Issue.record("\(record.finding.kind) was marked \(String(describing: record.freshProcess))")
+                continue
+            }
+            #expect(needed == 2 && left < 1, "needed \(needed) s, left \(left) s")
+            #expect(record.freshProcess?.description.hasPrefix("NOT CHECKED in a fresh process: the check can take 2.0 s") == true)
+        }
+    }
+
     /// A loader that hangs on an empty file (a hang finding from the first inputs on) and
     /// otherwise behaves as the planted one.
     struct HangsOnEmpty: Executor {
@@ -147,28 +203,49 @@ struct CampaignTests {
         }
     }
 
-    @Test("a campaign whose findings are checked in a fresh process stops fuzzing early enough for a hang's check")
-    func freshChecksHaveTheirTime() throws {
-        func fuzzSeconds(checked: Bool) throws -> Double {
-            var configuration = FuzzConfiguration()
-            configuration.seed = 1
-            configuration.maxSeconds = 3
-            configuration.minimize = false
-            configuration.limits.timeoutMilliseconds = 100
-            let campaign = Campaign(
-                executor: HangsOnEmpty(), targetName: "hangs", targetCommand: "hangs @@", takesPath: true, validator: strictValidator, seeds: seeds,
-                configuration: configuration)
-            if checked { campaign.replayExecutor = HangsOnEmpty() }
-            let result = try campaign.run()
-            #expect(result.findings.contains { $0.finding.kind == .hang })
-            return result.fuzzSeconds
+    /// The fresh process of ``HangsOnEmpty``: a hang's confirmation takes half a second, and
+    /// is recorded (its margin, and when it ended).
+    final class CountedFresh: Executor, @unchecked Sendable {
+        let slots = 2
+        private let lock = NSLock()
+        private var confirmations: [(margin: Int, end: ContinuousClock.Instant)] = []
+
+        func execute(_ input: TestInput, slot: Int) -> Execution { HangsOnEmpty().execute(input, slot: slot) }
+
+        func confirmHang(_ input: TestInput, slot: Int, margin: Int) -> Execution {
+            Thread.sleep(forTimeInterval: 0.5)
+            lock.withLock { confirmations.append((margin, .now)) }
+            return execute(input, slot: slot)
         }
-        // The report's moment is 0.06 s of 3 s; a hang's check (100 ms, then 2 x 2.1 s) is more
-        // than the most kept for checks, a fifth of the time: 0.6 s.
-        let unchecked = try fuzzSeconds(checked: false)
-        let checked = try fuzzSeconds(checked: true)
-        #expect(unchecked > 2.8, "\(unchecked) s")
-        #expect(checked > 2.2 && checked < 2.5, "\(checked) s")
+
+        var recorded: [(margin: Int, end: ContinuousClock.Instant)] { lock.withLock { confirmations } }
+    }
+
+    @Test("a worker campaign confirms a hang in a fresh process as the replay runs it, at twice the replay's deadline, and that is its check")
+    func hangConfirmedAsReplayed() throws {
+        var configuration = FuzzConfiguration()
+        configuration.seed = 1
+        configuration.maxSeconds = 3
+        configuration.minimize = false
+        configuration.limits.timeoutMilliseconds = 100
+        let campaign = Campaign(
+            executor: HangsOnEmpty(), targetName: "hangs", targetCommand: "hangs @@", takesPath: true, validator: strictValidator, seeds: seeds,
+            configuration: configuration)
+        let fresh = CountedFresh()
+        campaign.replayExecutor = fresh
+        let start = ContinuousClock.now
+        let result = try campaign.run()
+        let hang = try #require(result.findings.first { $0.finding.kind == .hang })
+        #expect(hang.finding.execution.hangConfirmedAsReplayed)
+        #expect(hang.freshProcess == nil)
+        // Confirmed while fuzzing (by each job that suspected it before one had confirmed it),
+        // at twice the deadline, and not run again after fuzzing.
+        let confirmations = fresh.recorded
+        #expect((1...2).contains(confirmations.count) && confirmations.allSatisfy { $0.margin == 2 }, "\(confirmations.map(\.margin))")
+        #expect(confirmations.allSatisfy { ($0.end - start).seconds < result.fuzzSeconds }, "fuzzing ended at \(result.fuzzSeconds) s")
+        // Nothing is kept for its check (a hang's would be 4.3 s): fuzzing ran to the end.
+        #expect(result.fuzzSeconds > 2.8, "\(result.fuzzSeconds) s")
+        #expect(result.totalSeconds < 3.05, "\(result.totalSeconds) s")
     }
 
     @Test("the same seed and corpus give the same inputs and findings")

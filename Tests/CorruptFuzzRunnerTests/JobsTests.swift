@@ -87,4 +87,61 @@ struct JobsTests {
         #expect(timed.collect(for: 0, through: nil).isEmpty)
         #expect(timed.collect(for: 2, through: nil).map(\.input.bytes) == [[4]])
     }
+
+    @Test("the time fuzzing keeps for the checks in a fresh process: a fifth of the duration, or one check's up to two fifths")
+    func checkReserve() {
+        func plan(seconds: Int) -> Campaign.Plan {
+            var plan = Campaign.Plan(end: .now + .seconds(seconds), minimizeShare: .zero, reportMargin: .zero, batchSize: 1)
+            plan.checkTimeout = 500
+            plan.checkSlots = 2
+            plan.maxCheckReserve = .seconds(seconds) / 5
+            plan.maxOneCheckReserve = .seconds(seconds) * 2 / 5
+            return plan
+        }
+        let demo = plan(seconds: 15)
+        // A hang's check: 500 ms, then twice the 2.5 s confirmation.
+        #expect(demo.checkCost(of: .hang) == .milliseconds(5500))
+        #expect(demo.checkCost(of: .crash) == .milliseconds(50))
+        var oneHang = Campaign.CheckCost()
+        oneHang.add(demo.checkCost(of: .hang))
+        #expect(demo.checkReserve(oneHang) == .milliseconds(5500))
+        // Two hangs on two slots: still one check each, at once.
+        var twoHangs = oneHang
+        twoHangs.add(demo.checkCost(of: .hang))
+        #expect(demo.checkReserve(twoHangs) == .milliseconds(5500))
+        // Five need 16.5 s on two slots: one check's time is kept (more than the fifth, within
+        // two fifths), and the checks that do not fit what is left are not run.
+        var fiveHangs = twoHangs
+        for _ in 0..<3 { fiveHangs.add(demo.checkCost(of: .hang)) }
+        #expect(demo.checkReserve(fiveHangs) == .milliseconds(5500))
+        // In 10 s a hang's check does not fit two fifths: a fifth is kept, and the check is not run.
+        #expect(plan(seconds: 10).checkReserve(oneHang) == .seconds(2))
+        // Cheap checks keep what they need.
+        var crashes = Campaign.CheckCost()
+        for _ in 0..<4 { crashes.add(demo.checkCost(of: .crash)) }
+        #expect(demo.checkReserve(crashes) == .milliseconds(100))
+    }
+
+    @Test("merging the jobs' findings, a hang confirmed as the replay runs it is the one reported, with the first hit's numbers")
+    func mergePrefersTheConfirmedHang() {
+        func job(_ bytes: [UInt8], confirmed: Bool, first: Int) -> CampaignResult {
+            var execution = Execution(outcome: .hung(milliseconds: 500))
+            execution.hangConfirmedAsReplayed = confirmed
+            let finding = Finding(
+                kind: .hang, signature: "no exit within the timeout", detail: "no exit within 500 ms",
+                input: TestInput(bytes: bytes, seedName: "a.ok"), execution: execution, verdict: nil)
+            var result = CampaignResult(targetName: "t", targetCommand: "t @@", validatorName: nil, configuration: FuzzConfiguration(), seedNames: [])
+            result.findings = [FindingRecord(finding: finding, hits: 3, firstExecution: first, firstSeconds: Double(first))]
+            return result
+        }
+        var merged = CampaignResult(targetName: "t", targetCommand: "t @@", validatorName: nil, configuration: FuzzConfiguration(), seedNames: [])
+        Campaign.merge([job([1], confirmed: false, first: 1), job([2], confirmed: true, first: 2)], into: &merged)
+        #expect(merged.findings.count == 1)
+        #expect(merged.findings[0].finding.input.bytes == [2] && merged.findings[0].finding.execution.hangConfirmedAsReplayed)
+        #expect(merged.findings[0].firstExecution == 1 && merged.findings[0].hits == 6)
+        // Neither confirmed, or both: the first hit's.
+        var plain = CampaignResult(targetName: "t", targetCommand: "t @@", validatorName: nil, configuration: FuzzConfiguration(), seedNames: [])
+        Campaign.merge([job([1], confirmed: true, first: 1), job([2], confirmed: true, first: 2)], into: &plain)
+        #expect(plain.findings[0].finding.input.bytes == [1])
+    }
 }
