@@ -809,6 +809,7 @@ public final class Campaign: @unchecked Sendable {
                         continue
                     }
                     var seen: Judge.Judgement?
+                    var unconfirmed: Duration?
                     for candidate in candidates {
                         // Every suspected hang confirmed: the campaign's judge may have confirmed
                         // one already, and then it would take a slow input's first deadline for a hang.
@@ -819,7 +820,18 @@ public final class Campaign: @unchecked Sendable {
                         // replay's own deadline: one that finishes only past it would replay as a
                         // hang.
                         let margin = record.finding.kind == .hang ? 2 : 1
-                        guard let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: .every, hangMargin: margin) else { break }
+                        // A candidate of another finding that hangs here is confirmed only if
+                        // the confirmation fits the time left; else the check is not done.
+                        let timeout = configuration.limits.timeoutMilliseconds
+                        let confirmation = Duration.milliseconds(timeout + margin * hangConfirmationMilliseconds(for: timeout))
+                        let confirms = end.map { $0 - ContinuousClock.now >= confirmation } ?? true
+                        guard
+                            let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: confirms ? .every : .none, hangMargin: margin)
+                        else { break }
+                        if !confirms, case .hung = judged.execution.outcome {
+                            unconfirmed = confirmation
+                            break
+                        }
                         if judged.finding?.key == record.finding.key {
                             if candidate.bytes != (record.minimized ?? original.bytes) {
                                 // The minimized input showed it only in the worker: the original is the reproducer.
@@ -832,6 +844,12 @@ public final class Campaign: @unchecked Sendable {
                             break
                         }
                         seen = seen ?? judged
+                    }
+                    if let unconfirmed {
+                        let left = end.map { max(.zero, $0 - ContinuousClock.now) } ?? .zero
+                        record.freshProcess = .notChecked(neededSeconds: unconfirmed.seconds, leftSeconds: left.seconds)
+                        records[index] = record
+                        continue
                     }
                     if seen != nil, originalChecked {
                         // The minimized input showed it only in the worker.

@@ -246,11 +246,17 @@ extension Campaign {
         var maxOneCheckReserve: Duration = .zero
 
         /// What one finding's check in a fresh process can take: a hang's is its first deadline
-        /// and its confirmation at twice the confirmation's deadline (seconds), anything
-        /// else's a tenth of the deadline.
+        /// and its confirmation at twice the confirmation's deadline (seconds); a crash's or a
+        /// memory blow-up's the deadline (a fresh process writes a full crash report); anything
+        /// else's a quarter of it (a process's start, twice when the minimized input does not
+        /// show the finding).
         func checkCost(of kind: FindingKind) -> Duration {
             guard let timeout = checkTimeout else { return .zero }
-            return .milliseconds(kind == .hang ? timeout + 2 * hangConfirmationMilliseconds(for: timeout) : timeout / 10)
+            switch kind {
+            case .hang: return .milliseconds(timeout + 2 * hangConfirmationMilliseconds(for: timeout))
+            case .crash, .oom: return .milliseconds(timeout)
+            default: return .milliseconds(timeout / 4)
+            }
         }
 
         /// What `finding`'s check can take: nothing when its input was checked as it was

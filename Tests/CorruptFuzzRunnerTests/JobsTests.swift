@@ -101,7 +101,8 @@ struct JobsTests {
         let demo = plan(seconds: 15)
         // A hang's check: 500 ms, then twice the 2.5 s confirmation.
         #expect(demo.checkCost(of: .hang) == .milliseconds(5500))
-        #expect(demo.checkCost(of: .crash) == .milliseconds(50))
+        #expect(demo.checkCost(of: .crash) == .milliseconds(500))
+        #expect(demo.checkCost(of: .silentAcceptance) == .milliseconds(125))
         var oneHang = Campaign.CheckCost()
         oneHang.add(demo.checkCost(of: .hang))
         #expect(demo.checkReserve(oneHang) == .milliseconds(5500))
@@ -116,10 +117,10 @@ struct JobsTests {
         #expect(demo.checkReserve(fiveHangs) == .milliseconds(5500))
         // In 10 s a hang's check does not fit two fifths: a fifth is kept, and the check is not run.
         #expect(plan(seconds: 10).checkReserve(oneHang) == .seconds(2))
-        // Cheap checks keep what they need.
-        var crashes = Campaign.CheckCost()
-        for _ in 0..<4 { crashes.add(demo.checkCost(of: .crash)) }
-        #expect(demo.checkReserve(crashes) == .milliseconds(100))
+        // Cheap checks keep what they need: their time shared among the slots.
+        var cheap = Campaign.CheckCost()
+        for _ in 0..<4 { cheap.add(demo.checkCost(of: .silentAcceptance)) }
+        #expect(demo.checkReserve(cheap) == .milliseconds(250))
     }
 
     @Test("merging the jobs' findings, a hang confirmed as the replay runs it is the one reported, with the first hit's numbers")
