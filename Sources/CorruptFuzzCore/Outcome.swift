@@ -89,10 +89,10 @@ public struct Execution: Sendable, Hashable, Codable {
     /// slow input, so it is neither (``Judge`` counts it as undecided). Not part of a report
     /// (``CodingKeys``).
     public var starved = false
-    /// A hang confirmed by running the input in a fresh process the way the printed replay runs
-    /// the target, at twice the replay's confirmation deadline (a worker campaign confirms its
-    /// hangs so): the check of the finding in a fresh process after fuzzing is done for this
-    /// input. Not part of a report (``CodingKeys``).
+    /// A hang shown again by running the input in a fresh process the way the printed replay
+    /// runs the target, at twice the replay's confirmation deadline (a worker campaign checks a
+    /// new hang so while it fuzzes, when there is time): the check of the finding in a fresh
+    /// process after fuzzing is done for this input. Not part of a report (``CodingKeys``).
     public var hangConfirmedAsReplayed = false
 
     private enum CodingKeys: String, CodingKey {

@@ -75,10 +75,6 @@ extension Campaign {
             self.plan = plan
             let executor = campaign.executor
             let judge = campaign.judge
-            // With a worker, a suspected hang is confirmed in a fresh process as the replay runs
-            // it, at the margin its check after fuzzing would ask: that is its check.
-            let confirmer = campaign.replayExecutor
-            let hangMargin = confirmer == nil ? 1 : 2
             var lastTrade = ContinuousClock.now
             var trades = 0
             var afterBatch = false
@@ -130,7 +126,7 @@ extension Campaign {
                     let judged: Judge.Judgement
                     defer { schedule.largeEntryRan() }
                     do throws(CorruptFuzzError) {
-                        judged = try judge.run(input, on: executor, slot: index, hangMargin: hangMargin, confirmingOn: confirmer)
+                        judged = try judge.run(input, on: executor, slot: index)
                         lastWasSlow = judged.execution.microseconds >= 1000
                     } catch {
                         shared.fail(error, thrown: false)
@@ -147,6 +143,15 @@ extension Campaign {
                     schedule.recycle(input)
                 }
             }
+        }
+
+        /// Whether `hang` shows in a fresh process as the printed replay runs the target, at twice
+        /// the deadline the replay confirms a hang at (as the check after fuzzing runs it).
+        private func checkHang(_ hang: Finding) -> Bool {
+            guard let fresh = campaign.replayExecutor,
+                let judged = try? campaign.judge.run(hang.input, on: fresh, slot: index, confirming: .every, hangMargin: 2)
+            else { return false }
+            return judged.finding?.key == hang.key
         }
 
         /// Offers the inputs this job kept since its last trade to the others, and adds theirs
@@ -199,11 +204,16 @@ extension Campaign {
                     // validator's words), so that later hits like it count as its variant.
                     variantKeys.append([FindingVariant.key(of: finding.detail): 0])
                     records[finding.key] = result.findings.count
-                    shared.noteFinding(finding.key, checkCost: plan?.checkCost(of: finding) ?? .zero)
-                    result.findings.append(
-                        FindingRecord(
-                            finding: campaign.judge.withReference(finding), hits: 1, firstExecution: executionNumber(result.executions),
-                            firstSeconds: (ContinuousClock.now - shared.start).seconds))
+                    var record = FindingRecord(
+                        finding: campaign.judge.withReference(finding), hits: 1, firstExecution: executionNumber(result.executions),
+                        firstSeconds: (ContinuousClock.now - shared.start).seconds)
+                    // A worker's new hang is checked in a fresh process now, when that fits
+                    // before fuzzing ends, so that fuzzing need not end early for its check.
+                    let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now) == true
+                    if shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero), checkNow {
+                        record.finding.execution.hangConfirmedAsReplayed = checkHang(finding)
+                    }
+                    result.findings.append(record)
                 }
             } else {
                 let behaviour = Campaign.behaviour(of: outcome.execution.outcome, verdict: outcome.verdict, normalized: &normalized)
@@ -273,6 +283,13 @@ extension Campaign {
         func checkReserve(_ checks: CheckCost) -> Duration {
             let most = checks.largest <= maxOneCheckReserve ? max(maxCheckReserve, checks.largest) : maxCheckReserve
             return min(most, max(checks.largest, checks.total / max(1, checkSlots)))
+        }
+
+        /// Whether a hang's check in a fresh process, started at `now`, ends before fuzzing must
+        /// (with a finding), when the campaign's findings are checked so.
+        func hangCheckFits(at now: ContinuousClock.Instant) -> Bool {
+            guard checkTimeout != nil else { return false }
+            return end.map { now + checkCost(of: .hang) <= $0 - minimizeShare - reportMargin } ?? true
         }
 
         /// When fuzzing ends: at the end, or with a finding, early enough for its minimization,
@@ -376,9 +393,13 @@ extension Campaign {
 
         /// Counts a finding new to a job, with what its check in a fresh process will cost
         /// (once per finding of the campaign).
-        func noteFinding(_ key: FindingKey, checkCost: Duration) {
+        /// Returns whether no job had it.
+        @discardableResult
+        func noteFinding(_ key: FindingKey, checkCost: Duration) -> Bool {
             lock.withLock {
-                if findings.insert(key).inserted { checks.add(checkCost) }
+                guard findings.insert(key).inserted else { return false }
+                checks.add(checkCost)
+                return true
             }
         }
 

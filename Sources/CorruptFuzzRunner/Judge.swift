@@ -76,13 +76,8 @@ public final class Judge: Sendable {
     ///   - hangMargin: A multiple of the confirmation's deadline (a minimizer asks for 2: left
     ///     alone it would shrink a hang to the input that just misses the confirmation, which a
     ///     replay on a quieter machine then finishes in time).
-    ///   - confirmer: Where a suspected hang is confirmed, in `slot`, when not in `executor`: a
-    ///     worker campaign confirms in a fresh process as the printed replay runs the target,
-    ///     which then is the hang's check in a fresh process too
-    ///     (``Execution/hangConfirmedAsReplayed``).
     public func run(
-        _ input: TestInput, on executor: any Executor, slot: Int = 0, confirming: HangConfirmation = .untilOneIsConfirmed, hangMargin: Int = 1,
-        confirmingOn confirmer: (any Executor)? = nil
+        _ input: TestInput, on executor: any Executor, slot: Int = 0, confirming: HangConfirmation = .untilOneIsConfirmed, hangMargin: Int = 1
     ) throws(CorruptFuzzError) -> Judgement {
         let watch = self.watch(input)
         var execution = try executor.execute(watch.input, slot: slot)
@@ -93,7 +88,7 @@ public final class Judge: Sendable {
         guard case .hung(let first) = execution.outcome, confirms(confirming) || tainted else {
             return judge(input, execution: execution, slot: slot, watch: watch)
         }
-        let again = try (confirmer ?? executor).confirmHang(watch.input, slot: slot, margin: hangMargin)
+        let again = try executor.confirmHang(watch.input, slot: slot, margin: hangMargin)
         guard case .hung(let second) = again.outcome else {
             var judged = judge(input, execution: again, slot: slot, watch: watch)
             judged.slow = !tainted
@@ -102,7 +97,6 @@ public final class Judge: Sendable {
         if again.starved { return judge(input, execution: again, slot: slot, watch: watch) }
         confirmedHang.set(true)
         execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
-        execution.hangConfirmedAsReplayed = confirmer != nil
         var judged = judge(input, execution: execution, slot: slot, watch: watch)
         if second != first { judged.finding?.detail += ", nor when run again in a fresh process with \(second) ms of CPU time" }
         return judged
