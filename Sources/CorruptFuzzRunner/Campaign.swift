@@ -574,8 +574,8 @@ public final class Campaign: @unchecked Sendable {
 
     /// Adds the jobs' results to `result`: executions and counts add up, the input hashes are
     /// mixed in job order (one job's is the campaign's), findings with one key become one (the
-    /// first hit's, by execution number, with every job's hits and variants; a hang confirmed as
-    /// the replay runs it before others), and the campaign
+    /// first hit's, by execution number, with every job's hits and variants; a hang checked in a
+    /// fresh process while fuzzing before others), and the campaign
     /// stopped for the reason its jobs did (an interruption first, then the time).
     static func merge(_ jobs: [CampaignResult], into result: inout CampaignResult) {
         result.inputSequenceHash = jobs.count == 1 ? jobs[0].inputSequenceHash : FNV1a.offset
@@ -601,8 +601,8 @@ public final class Campaign: @unchecked Sendable {
             if let index = records[record.finding.key] {
                 let first = result.findings[index]
                 if record.finding.execution.hangConfirmedAsReplayed, !first.finding.execution.hangConfirmedAsReplayed {
-                    // A hang one job confirmed as the replay runs it is the one reported (another
-                    // job's, found first, was not confirmed once one was): its check is done.
+                    // A hang checked in a fresh process while fuzzing (by the job that found it
+                    // first in time) is the one reported: its check is done.
                     var confirmed = record
                     confirmed.firstExecution = first.firstExecution
                     confirmed.firstSeconds = first.firstSeconds
@@ -779,8 +779,8 @@ public final class Campaign: @unchecked Sendable {
                     // running can show: a fresh process has exited when anyone looks.
                     if record.finding.kind == .heldLock { continue }
                     let original = record.finding.input
-                    // A hang the campaign confirmed as the replay runs it is checked already,
-                    // its original input at least.
+                    // A hang checked while fuzzing (``Execution/hangConfirmedAsReplayed``) is
+                    // checked already, its original input at least.
                     let originalChecked = record.finding.execution.hangConfirmedAsReplayed
                     var candidates = originalChecked ? [] : [original]
                     if let minimized = record.minimized, minimized != original.bytes {

@@ -208,7 +208,7 @@ extension Campaign {
                         finding: campaign.judge.withReference(finding), hits: 1, firstExecution: executionNumber(result.executions),
                         firstSeconds: (ContinuousClock.now - shared.start).seconds)
                     // A worker's new hang is checked in a fresh process now, when that fits
-                    // before fuzzing ends, so that fuzzing need not end early for its check.
+                    // before the report, so that fuzzing need not end early for its check.
                     let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now) == true
                     if shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero), checkNow {
                         record.finding.execution.hangConfirmedAsReplayed = checkHang(finding)
@@ -285,11 +285,13 @@ extension Campaign {
             return min(most, max(checks.largest, checks.total / max(1, checkSlots)))
         }
 
-        /// Whether a hang's check in a fresh process, started at `now`, ends before fuzzing must
-        /// (with a finding), when the campaign's findings are checked so.
+        /// Whether a hang's check in a fresh process, started at `now`, ends before the report's
+        /// moment, when the campaign's findings are checked so: it may take from minimization's
+        /// share (a hang's minimization needs seconds a test, which a short campaign does not
+        /// have; its check is worth more).
         func hangCheckFits(at now: ContinuousClock.Instant) -> Bool {
             guard checkTimeout != nil else { return false }
-            return end.map { now + checkCost(of: .hang) <= $0 - minimizeShare - reportMargin } ?? true
+            return end.map { now + checkCost(of: .hang) <= $0 - reportMargin } ?? true
         }
 
         /// When fuzzing ends: at the end, or with a finding, early enough for its minimization,
