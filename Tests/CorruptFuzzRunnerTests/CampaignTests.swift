@@ -147,21 +147,27 @@ struct CampaignTests {
         }
     }
 
-    /// A campaign of the planted loader whose findings are checked in `fresh` after fuzzing, with
-    /// a 20 s deadline: each finding's check can take a quarter of it or all of it, more than two
-    /// fifths of the 3 s campaign.
-    func slowChecksCampaign(fresh: (any Executor)?) -> Campaign {
+    /// A campaign of `seconds` without minimization, whose findings are checked in `fresh`
+    /// (when given) as a worker campaign's are.
+    func checkedCampaign(
+        _ executor: any Executor = PlantedBugExecutor(), fresh: (any Executor)?, seconds: Double, timeoutMilliseconds: Int
+    ) -> Campaign {
         var configuration = FuzzConfiguration()
         configuration.seed = 1
-        configuration.maxSeconds = 3
+        configuration.maxSeconds = seconds
         configuration.minimize = false
-        configuration.limits.timeoutMilliseconds = 20_000
+        configuration.limits.timeoutMilliseconds = timeoutMilliseconds
         let campaign = Campaign(
-            executor: PlantedBugExecutor(), targetName: "planted", targetCommand: "planted @@", takesPath: true, validator: strictValidator,
-            seeds: seeds, configuration: configuration)
+            executor: executor, targetName: "planted", targetCommand: "planted @@", takesPath: true, validator: strictValidator, seeds: seeds,
+            configuration: configuration)
         campaign.replayExecutor = fresh
         return campaign
     }
+
+    /// A campaign of the planted loader whose findings are checked in `fresh` after fuzzing, with
+    /// a 20 s deadline: each finding's check can take a quarter of it or all of it, more than two
+    /// fifths of the 3 s campaign.
+    func slowChecksCampaign(fresh: (any Executor)?) -> Campaign { checkedCampaign(fresh: fresh, seconds: 3, timeoutMilliseconds: 20_000) }
 
     @Test("a campaign whose findings are checked in a fresh process stops fuzzing early enough for the checks")
     func freshChecksHaveTheirTime() throws {
@@ -200,16 +206,7 @@ struct CampaignTests {
 
     @Test("a check whose fresh process hangs, with no time left to confirm the hang, is not done, not a finding not reproduced")
     func hangInACheckWithoutTime() throws {
-        var configuration = FuzzConfiguration()
-        configuration.seed = 1
-        configuration.maxSeconds = 2
-        configuration.minimize = false
-        configuration.limits.timeoutMilliseconds = 100
-        let campaign = Campaign(
-            executor: PlantedBugExecutor(), targetName: "planted", targetCommand: "planted @@", takesPath: true, validator: strictValidator,
-            seeds: seeds, configuration: configuration)
-        campaign.replayExecutor = AlwaysHangs()
-        let result = try campaign.run()
+        let result = try checkedCampaign(fresh: AlwaysHangs(), seconds: 2, timeoutMilliseconds: 100).run()
         #expect(!result.findings.isEmpty)
         var needs: [Double] = []
         for record in result.findings {
@@ -254,18 +251,9 @@ struct CampaignTests {
 
     @Test("a worker campaign checks a new hang in a fresh process as the replay runs it while it fuzzes, at twice the replay's deadline")
     func hangCheckedWhileFuzzing() throws {
-        var configuration = FuzzConfiguration()
-        configuration.seed = 1
-        configuration.maxSeconds = 5
-        configuration.minimize = false
-        configuration.limits.timeoutMilliseconds = 100
-        let campaign = Campaign(
-            executor: HangsOnEmpty(), targetName: "hangs", targetCommand: "hangs @@", takesPath: true, validator: strictValidator, seeds: seeds,
-            configuration: configuration)
         let fresh = CountedFresh()
-        campaign.replayExecutor = fresh
         let start = ContinuousClock.now
-        let result = try campaign.run()
+        let result = try checkedCampaign(HangsOnEmpty(), fresh: fresh, seconds: 5, timeoutMilliseconds: 100).run()
         let hang = try #require(result.findings.first { $0.finding.kind == .hang })
         #expect(hang.finding.execution.hangConfirmedAsReplayed)
         #expect(hang.freshProcess == nil)
