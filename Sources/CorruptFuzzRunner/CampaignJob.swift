@@ -133,6 +133,9 @@ extension Campaign {
                         result.stopReason = .error
                         return
                     }
+                    // Judged: the next large entry may be made (a new hang's check in `take`
+                    // takes seconds, which held every other job's large entry back).
+                    schedule.largeEntryRan()
                     do throws(CorruptFuzzError) {
                         try take(input, judged)
                     } catch {
