@@ -215,6 +215,8 @@ extension Campaign {
                     let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now) == true
                     if shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero), checkNow {
                         record.finding.execution.hangConfirmedAsReplayed = checkHang(finding)
+                        // Not shown: the check after fuzzing runs it again, and needs its time.
+                        if !record.finding.execution.hangConfirmedAsReplayed, let plan { shared.addCheckCost(plan.checkCost(of: .hang)) }
                     }
                     result.findings.append(record)
                 }
@@ -407,6 +409,11 @@ extension Campaign {
                 checks.add(checkCost)
                 return true
             }
+        }
+
+        /// Adds the cost of a finding's check after fuzzing that was not counted when it was noted.
+        func addCheckCost(_ cost: Duration) {
+            lock.withLock { checks.add(cost) }
         }
 
         /// The campaign's executions, distinct findings by kind and edges so far.
