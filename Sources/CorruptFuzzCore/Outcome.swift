@@ -94,6 +94,11 @@ public struct Execution: Sendable, Hashable, Codable {
     /// new hang so while it fuzzes, when there is time): the check of the finding in a fresh
     /// process after fuzzing is done for this input. Not part of a report (``CodingKeys``).
     public var hangConfirmedAsReplayed = false
+    /// How much longer than its CPU deadline a hang's confirmation took in wall-clock time (1 to
+    /// 4, the wall-clock cap): the machine's load as the hang was confirmed. A check of the
+    /// finding in a fresh process (its deadline CPU time too) is expected to take as much longer.
+    /// 1 when the hang was not confirmed. Not part of a report (``CodingKeys``).
+    public var hangConfirmationStretch = 1.0
 
     private enum CodingKeys: String, CodingKey {
         case outcome, stdout, stderr, microseconds, held

@@ -564,7 +564,9 @@ public final class Campaign: @unchecked Sendable {
         if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
             report("checking findings in a fresh process")
             result.findingsOnlyAfterTrap += checkInFreshProcess(
-                &result.findings, on: replayExecutor, until: end.map { $0 - reportMargin }, cost: { plan.checkCost(of: $0) }, shouldStop: shouldStop)
+                &result.findings, on: replayExecutor, until: end.map { $0 - reportMargin },
+                cost: { plan.checkCost(of: $0.kind, stretch: $0.execution.hangConfirmationStretch) },
+                shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
         result.stability = executor.stability
@@ -747,9 +749,9 @@ public final class Campaign: @unchecked Sendable {
     ///     past it (`cost`) is not started, and its finding is reported as found, marked
     ///     ``FreshProcessCheck/notChecked(neededSeconds:leftSeconds:)``; so is one not reached
     ///     before a stop.
-    ///   - cost: What checking a finding of a kind can take.
+    ///   - cost: What checking a finding can take.
     private func checkInFreshProcess(
-        _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, cost: @Sendable (FindingKind) -> Duration,
+        _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, cost: @Sendable (Finding) -> Duration,
         shouldStop: @Sendable () -> Bool
     ) -> Int {
         let slots = min(fresh.slots, executor.slots)
@@ -759,7 +761,7 @@ public final class Campaign: @unchecked Sendable {
         let order = findings.indices.sorted { a, b in
             func key(_ index: Int) -> (Int, Duration, Int) {
                 let finding = findings[index].finding
-                return (finding.execution.afterRecoveredTrap ? 0 : 1, .zero - cost(finding.kind), index)
+                return (finding.execution.afterRecoveredTrap ? 0 : 1, .zero - cost(finding), index)
             }
             return key(a) < key(b)
         }
@@ -797,7 +799,7 @@ public final class Campaign: @unchecked Sendable {
                         if showed { record.freshProcess = .originalOnly }
                     }
                     if candidates.isEmpty { continue }
-                    let needed = cost(record.finding.kind)
+                    let needed = cost(record.finding)
                     let left = end.map { $0 - ContinuousClock.now }
                     if shouldStop() || left.map({ $0 < needed }) == true {
                         if originalChecked {
@@ -823,7 +825,9 @@ public final class Campaign: @unchecked Sendable {
                         // A candidate of another finding that hangs here is confirmed only if
                         // the confirmation fits the time left; else the check is not done.
                         let timeout = configuration.limits.timeoutMilliseconds
-                        let confirmation = Duration.milliseconds(timeout + margin * hangConfirmationMilliseconds(for: timeout))
+                        let confirmation =
+                            .milliseconds(timeout) + .milliseconds(margin * hangConfirmationMilliseconds(for: timeout))
+                            * record.finding.execution.hangConfirmationStretch
                         let confirms = end.map { $0 - ContinuousClock.now >= confirmation } ?? true
                         guard
                             let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: confirms ? .every : .none, hangMargin: margin)

@@ -212,11 +212,11 @@ extension Campaign {
                         firstSeconds: (ContinuousClock.now - shared.start).seconds)
                     // A worker's new hang is checked in a fresh process now, when that fits
                     // before fuzzing ends, so that fuzzing need not end early for its check.
-                    let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now) == true
+                    let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now, stretch: finding.execution.hangConfirmationStretch) == true
                     if shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero), checkNow {
                         record.finding.execution.hangConfirmedAsReplayed = checkHang(finding)
                         // Not shown: the check after fuzzing runs it again, and needs its time.
-                        if !record.finding.execution.hangConfirmedAsReplayed, let plan { shared.addCheckCost(plan.checkCost(of: .hang)) }
+                        if !record.finding.execution.hangConfirmedAsReplayed, let plan { shared.addCheckCost(plan.checkCost(of: finding)) }
                     }
                     result.findings.append(record)
                 }
@@ -265,19 +265,23 @@ extension Campaign {
         /// memory blow-up's the deadline (a fresh process writes a full crash report); anything
         /// else's a quarter of it (a process's start, twice when the minimized input does not
         /// show the finding).
-        func checkCost(of kind: FindingKind) -> Duration {
+        /// - Parameter stretch: How much longer than its CPU time a hang's confirmation took
+        ///   (``Execution/hangConfirmationStretch``): the check's confirmation, its deadline CPU
+        ///   time too, is expected to take as much longer.
+        func checkCost(of kind: FindingKind, stretch: Double = 1) -> Duration {
             guard let timeout = checkTimeout else { return .zero }
             switch kind {
-            case .hang: return .milliseconds(timeout + 2 * hangConfirmationMilliseconds(for: timeout))
+            case .hang: return .milliseconds(timeout) + .milliseconds(2 * hangConfirmationMilliseconds(for: timeout)) * max(1, stretch)
             case .crash, .oom: return .milliseconds(timeout)
             default: return .milliseconds(timeout / 4)
             }
         }
 
         /// What `finding`'s check can take: nothing when its input was checked as it was
-        /// confirmed (``Execution/hangConfirmedAsReplayed``), else ``checkCost(of:)-(FindingKind)``.
+        /// confirmed (``Execution/hangConfirmedAsReplayed``), else ``checkCost(of:stretch:)``
+        /// at the load its confirmation saw.
         func checkCost(of finding: Finding) -> Duration {
-            finding.execution.hangConfirmedAsReplayed ? .zero : checkCost(of: finding.kind)
+            finding.execution.hangConfirmedAsReplayed ? .zero : checkCost(of: finding.kind, stretch: finding.execution.hangConfirmationStretch)
         }
 
         /// The time fuzzing and minimization leave the checks of findings: their cost shared
@@ -295,9 +299,10 @@ extension Campaign {
         /// share: the check's deadlines are CPU time, and on a loaded machine it takes longer
         /// (with two busy processes beside a demo's 15 s campaigns, a check allowed into that
         /// share ran 3.4 s past the duration and left 17 other findings no time for theirs).
-        func hangCheckFits(at now: ContinuousClock.Instant) -> Bool {
+        /// - Parameter stretch: ``Execution/hangConfirmationStretch`` of the hang.
+        func hangCheckFits(at now: ContinuousClock.Instant, stretch: Double = 1) -> Bool {
             guard checkTimeout != nil else { return false }
-            return end.map { now + checkCost(of: .hang) <= $0 - minimizeShare - reportMargin } ?? true
+            return end.map { now + checkCost(of: .hang, stretch: stretch) <= $0 - minimizeShare - reportMargin } ?? true
         }
 
         /// When fuzzing ends: at the end, or with a finding, early enough for its minimization,

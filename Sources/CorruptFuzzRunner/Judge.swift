@@ -97,6 +97,7 @@ public final class Judge: Sendable {
         if again.starved { return judge(input, execution: again, slot: slot, watch: watch) }
         confirmedHang.set(true)
         execution.stderr = again.stderr.isEmpty ? execution.stderr : again.stderr
+        execution.hangConfirmationStretch = Self.stretch(wallMicroseconds: again.microseconds, cpuMilliseconds: second)
         var judged = judge(input, execution: execution, slot: slot, watch: watch)
         if second != first { judged.finding?.detail += ", nor when run again in a fresh process with \(second) ms of CPU time" }
         return judged
@@ -105,6 +106,14 @@ public final class Judge: Sendable {
     /// Why an input whose hang's confirmation was starved of CPU is undecided (the report's
     /// `undecided` counts it under these words).
     public static let starvedReason = "starved: still running at the hang confirmation's wall-clock cap with less than half the CPU time it was given"
+
+    /// ``Execution/hangConfirmationStretch`` of a confirmation that took `wallMicroseconds` for
+    /// a deadline of `cpuMilliseconds` of CPU time: from 1 (it had a core to itself, or it slept)
+    /// to 4 (the wall-clock cap).
+    static func stretch(wallMicroseconds: Int64, cpuMilliseconds: Int) -> Double {
+        guard cpuMilliseconds > 0 else { return 1 }
+        return min(4, max(1, Double(wallMicroseconds) / (Double(cpuMilliseconds) * 1000)))
+    }
 
     /// Which suspected hangs ``run(_:on:slot:confirming:hangMargin:)`` runs again to confirm.
     public enum HangConfirmation: Sendable {

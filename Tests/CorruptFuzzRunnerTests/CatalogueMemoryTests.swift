@@ -1,13 +1,16 @@
 import CorruptFuzzCore
-import CorruptFuzzRunner
 import Foundation
 import Testing
 
-/// A format whose catalogue is six entries of a megabyte each, for each seed.
+@testable import CorruptFuzzRunner
+
+/// A format whose catalogue is `count` entries of a megabyte each (six unless said), for each
+/// seed; the `index`-th entry's bytes are all `index`.
 private struct LargeCatalogueMutator: StructureAwareMutator {
+    var count = 6
     func catalogue(of bytes: [UInt8], context: CatalogueContext) -> [StructuredMutation] { [] }
     func catalogueEntries(of bytes: [UInt8], context: CatalogueContext) -> [CatalogueEntry] {
-        (0..<6).map { index in
+        (0..<count).map { index in
             CatalogueEntry(name: "large-\(index)", minimumLength: 1 << 20) { [UInt8](repeating: UInt8(index), count: (1 << 20) + bytes.count) }
         }
     }
@@ -56,6 +59,65 @@ struct CatalogueMemoryTests {
             #expect(executor.ran == 12, "jobs \(jobs)")
             #expect(executor.most == 1, "jobs \(jobs)")
         }
+    }
+
+    /// A worker whose first large entry (all zeros) hangs: the others are rejected after 20 ms,
+    /// and when each ran is recorded. Its fresh process's confirmation of the hang takes a
+    /// second, and when it started and ended is recorded.
+    private final class HangOnFirstLarge: Executor, @unchecked Sendable {
+        let slots = 2
+        let fresh: Bool
+        private let lock = NSLock()
+        private var largeRuns: [ContinuousClock.Instant] = []
+        private var checks: [(start: ContinuousClock.Instant, end: ContinuousClock.Instant)] = []
+        init(fresh: Bool) { self.fresh = fresh }
+
+        func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+            guard let bytes = input.bytes, bytes.count >= 1 << 20 else { return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)) }
+            if bytes[0] == 0 { return Execution(outcome: .hung(milliseconds: 100), microseconds: 100_000) }
+            if !fresh {
+                usleep(20_000)
+                lock.withLock { largeRuns.append(.now) }
+            }
+            return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
+        }
+
+        func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
+            guard fresh else { return try execute(input, slot: slot) }
+            let start = ContinuousClock.now
+            Thread.sleep(forTimeInterval: 1)
+            lock.withLock { checks.append((start, .now)) }
+            return try execute(input, slot: slot)
+        }
+
+        var recorded: (largeRuns: [ContinuousClock.Instant], checks: [(start: ContinuousClock.Instant, end: ContinuousClock.Instant)]) {
+            lock.withLock { (largeRuns, checks) }
+        }
+    }
+
+    @Test("while one job checks a new hang in a fresh process (seconds), the other job's large entries still run")
+    func largeEntriesRunDuringAHangCheck() throws {
+        var configuration = FuzzConfiguration()
+        configuration.jobs = 2
+        configuration.maxSeconds = 5
+        configuration.minimize = false
+        configuration.limits.timeoutMilliseconds = 100
+        let worker = HangOnFirstLarge(fresh: false)
+        let fresh = HangOnFirstLarge(fresh: true)
+        let campaign = Campaign(
+            executor: worker, targetName: "large", targetCommand: "large @@", takesPath: true, validator: nil,
+            seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration,
+            mutator: LargeCatalogueMutator(count: 60))
+        campaign.replayExecutor = fresh
+        let result = try campaign.run()
+        let hang = try #require(result.findings.first { $0.finding.kind == .hang })
+        #expect(hang.finding.execution.hangConfirmedAsReplayed)
+        let check = try #require(fresh.recorded.checks.first, "the hang was not checked while fuzzing")
+        // About 118 large entries of 20 ms each, one at a time, over two jobs: some are left for
+        // the other job when the check starts. A job that held the large-entry gate through its
+        // check held them all back for its second.
+        let during = worker.recorded.largeRuns.filter { $0 > check.start && $0 < check.end }
+        #expect(during.count >= 10, "\(during.count) large entries ran during the 1 s check")
     }
 
     @Test("a campaign leaves out catalogue entries over 16 MiB")

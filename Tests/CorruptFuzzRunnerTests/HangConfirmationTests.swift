@@ -149,6 +149,22 @@ struct HangConfirmationTests {
         }
     }
 
+    @Test(
+        "a hang confirmed on a loaded core records how much longer than its CPU time the confirmation took, so its check in a fresh process is expected to take as much longer",
+        .enabled(if: isLinux))
+    func loadedConfirmationIsStretched() throws {
+        #if os(Linux)
+            let binary = try #require(try CrashHandlerTests.buildLoader(loaderSource), "no C compiler")
+            defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+            // Two busy threads beside the spinner on core 0 leave it about a third of it: its
+            // confirmation's 2.2 s of CPU take about 6.6 s.
+            let (judged, _) = try onCoreZeroBesideBusyThreads(2) { try judge("spin", binary: binary) }
+            #expect(judged.finding?.kind == .hang, "\(judged.execution.outcome)")
+            let stretch = judged.finding?.execution.hangConfirmationStretch ?? 0
+            #expect(stretch >= 2 && stretch <= 4, "\(stretch)")
+        #endif
+    }
+
     @Test("the CPU time of a process group is read, and grows while it works")
     func groupUsage() {
         var before = cf_usage()

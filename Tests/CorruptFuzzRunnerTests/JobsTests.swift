@@ -126,6 +126,24 @@ struct JobsTests {
         #expect(checked.hangCheckFits(at: start + .seconds(6)))
         #expect(!checked.hangCheckFits(at: start + .milliseconds(6300)))
         #expect(!minimizing.hangCheckFits(at: start))
+        // On a machine whose hang confirmation took twice its CPU time, the check's confirmation
+        // is expected to as well: 0.5 s and 2 × 2.5 s × 2; it no longer fits from 6 s on.
+        #expect(demo.checkCost(of: .hang, stretch: 2) == .milliseconds(10_500))
+        #expect(demo.checkCost(of: .crash, stretch: 2) == .milliseconds(500))
+        #expect(!checked.hangCheckFits(at: start + .seconds(6), stretch: 2))
+        #expect(checked.hangCheckFits(at: start + .seconds(1), stretch: 2))
+        var loaded = Execution(outcome: .hung(milliseconds: 500))
+        loaded.hangConfirmationStretch = 2
+        func hang(_ execution: Execution) -> Finding {
+            Finding(kind: .hang, signature: "", detail: "", input: TestInput(bytes: [1], seedName: "s"), execution: execution, verdict: nil)
+        }
+        #expect(demo.checkCost(of: hang(loaded)) == .milliseconds(10_500))
+        loaded.hangConfirmedAsReplayed = true
+        #expect(demo.checkCost(of: hang(loaded)) == .zero)
+        // The stretch as measured: wall-clock time over the CPU deadline, from 1 to the cap (4).
+        #expect(Judge.stretch(wallMicroseconds: 5_000_000, cpuMilliseconds: 2500) == 2)
+        #expect(Judge.stretch(wallMicroseconds: 1_000_000, cpuMilliseconds: 2500) == 1)
+        #expect(Judge.stretch(wallMicroseconds: 50_000_000, cpuMilliseconds: 2500) == 4)
         // Cheap checks keep what they need: their time shared among the slots.
         var cheap = Campaign.CheckCost()
         for _ in 0..<4 { cheap.add(demo.checkCost(of: .silentAcceptance)) }
