@@ -99,6 +99,11 @@ public struct Execution: Sendable, Hashable, Codable {
     /// finding in a fresh process (its deadline CPU time too) is expected to take as much longer.
     /// 1 when the hang was not confirmed. Not part of a report (``CodingKeys``).
     public var hangConfirmationStretch = 1.0
+    /// How long a fresh process took to run this crash's input to its full crash report (a
+    /// worker writes cheap reports and has a fresh worker make the full one once per crash
+    /// site; symbolicating a deep stack takes most of a second): what the crash's check in a
+    /// fresh process is expected to take. 0 when not known. Not part of a report (``CodingKeys``).
+    public var fullReportMicroseconds: Int64 = 0
 
     private enum CodingKeys: String, CodingKey {
         case outcome, stdout, stderr, microseconds, held

@@ -27,7 +27,13 @@ public final class Session {
     public var skipUnrunnableChecks = false
     public let display: ProgressDisplay
     /// The suites so far.
-    public private(set) var suites: [RunReport.Suite] = []
+    public private(set) var suites: [RunReport.Suite] = [] {
+        didSet { reportIsCurrent = false }
+    }
+    /// Whether the report folder holds ``suites`` as they are: the last write was theirs, and
+    /// no provisional report (a campaign's, after its fuzzing) was written since. A report of
+    /// findings with inputs of megabytes takes a second to write, so it is not written twice.
+    private var reportIsCurrent = false
 
     /// A session whose report folder is `reports/<run ID>`.
     /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`) when the folder cannot be written.
@@ -86,6 +92,7 @@ public final class Session {
                 fuzzed: { partial in
                     guard !partial.findings.isEmpty else { return }
                     var provisional = earlier + [plan.suite(of: partial, known: known)]
+                    reportIsCurrent = false
                     try? writer.write(&provisional)
                 })
         } catch {
@@ -103,8 +110,12 @@ public final class Session {
         return result.toolError
     }
 
-    /// Writes the report of the suites so far.
-    public func write() throws(CorruptFuzzError) { try writer.write(&suites) }
+    /// Writes the report of the suites so far, unless the report folder holds them already.
+    public func write() throws(CorruptFuzzError) {
+        if reportIsCurrent { return }
+        try writer.write(&suites)
+        reportIsCurrent = true
+    }
 
     /// Writes what was found so far, when there is anything, ignoring a failure (a later
     /// write reports it).

@@ -552,20 +552,25 @@ public final class Campaign: @unchecked Sendable {
         result.fuzzSeconds = elapsed()
         result.totalSeconds = elapsed()
         result.stability = executor.stability
+        let reportStart = ContinuousClock.now
         fuzzed(result)
+        // The report written then (the caller's, of what was found: findings' inputs of
+        // megabytes make it take a second) is written again at the end, with the minimized
+        // inputs beside the originals: twice its time is kept for it, up to a fifth of the
+        // duration.
+        let finalMargin = max(reportMargin, min((ContinuousClock.now - reportStart) * 2, .milliseconds(Int((maxSeconds ?? 0) / 5 * 1000))))
 
         if configuration.minimize, !result.findings.isEmpty, result.toolError == nil {
             report("minimizing")
             // Up to when the checks of the findings in a fresh process need the time.
             var checks = CheckCost()
             for record in result.findings { checks.add(plan.checkCost(of: record.finding)) }
-            minimize(&result.findings, until: end.map { $0 - reportMargin - plan.checkReserve(checks) }, shouldStop: shouldStop)
+            minimize(&result.findings, until: end.map { $0 - finalMargin - plan.checkReserve(checks) }, shouldStop: shouldStop)
         }
         if let replayExecutor, !result.findings.isEmpty, result.toolError == nil {
             report("checking findings in a fresh process")
             result.findingsOnlyAfterTrap += checkInFreshProcess(
-                &result.findings, on: replayExecutor, until: end.map { $0 - reportMargin },
-                cost: { plan.checkCost(of: $0.kind, stretch: $0.execution.hangConfirmationStretch) },
+                &result.findings, on: replayExecutor, until: end.map { $0 - finalMargin }, cost: { plan.freshCheckCost(of: $0) },
                 shouldStop: shouldStop)
         }
         result.escapedProcessesKilled += Self.reapEscapees()
@@ -810,6 +815,8 @@ public final class Campaign: @unchecked Sendable {
                         records[index] = record
                         continue
                     }
+                    let checkStart = ContinuousClock.now
+                    var runs = 0
                     var seen: Judge.Judgement?
                     var unconfirmed: Duration?
                     for candidate in candidates {
@@ -829,6 +836,7 @@ public final class Campaign: @unchecked Sendable {
                             .milliseconds(timeout) + .milliseconds(margin * hangConfirmationMilliseconds(for: timeout))
                             * record.finding.execution.hangConfirmationStretch
                         let confirms = end.map { $0 - ContinuousClock.now >= confirmation } ?? true
+                        runs += 1
                         guard
                             let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: confirms ? .every : .none, hangMargin: margin)
                         else { break }
@@ -869,9 +877,13 @@ public final class Campaign: @unchecked Sendable {
                     } else if let seen {
                         record.freshProcess = .notReproduced(
                             finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
-                    } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome) {
+                    } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome),
+                        end.map({ $0 - ContinuousClock.now >= (ContinuousClock.now - checkStart) / max(1, runs) * 2 }) ?? true
+                    {
                         // A memory fault's site can depend on the heap's layout: two more runs say
-                        // whether the printed signature is the one a replay shows.
+                        // whether the printed signature is the one a replay shows, when they fit
+                        // the time left (a fresh process's full crash report of a deep stack
+                        // overflow takes most of a second).
                         var sites = [record.finding.signature]
                         var reproducer = original
                         reproducer.bytes = record.minimized ?? original.bytes

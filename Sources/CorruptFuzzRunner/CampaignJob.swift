@@ -277,11 +277,29 @@ extension Campaign {
             }
         }
 
-        /// What `finding`'s check can take: nothing when its input was checked as it was
-        /// confirmed (``Execution/hangConfirmedAsReplayed``), else ``checkCost(of:stretch:)``
-        /// at the load its confirmation saw.
+        /// What fuzzing keeps for `finding`'s check: nothing when its input was checked as it
+        /// was confirmed (``Execution/hangConfirmedAsReplayed``), else ``checkCost(of:stretch:)``
+        /// at the load its hang's confirmation saw. Not what a slow input's check takes
+        /// (``freshCheckCost(of:)``, seconds): kept, that ended fuzzing seconds early in a 15 s
+        /// campaign, for a check that still did not fit.
         func checkCost(of finding: Finding) -> Duration {
             finding.execution.hangConfirmedAsReplayed ? .zero : checkCost(of: finding.kind, stretch: finding.execution.hangConfirmationStretch)
+        }
+
+        /// What checking `finding`'s input (and its minimized one) in a fresh process can take,
+        /// to tell whether a check fits the time left: ``checkCost(of:stretch:)`` at the load its
+        /// hang's confirmation saw; for any other finding at least two runs as long as the one
+        /// that found it (the minimized input and the original; a crash's, as long as its full
+        /// report took, ``Execution/fullReportMicroseconds``), and an input that was slow (it
+        /// finished only when run again with the confirmation's deadline) misses the fresh
+        /// process's deadline first.
+        func freshCheckCost(of finding: Finding) -> Duration {
+            let kindCost = checkCost(of: finding.kind, stretch: finding.execution.hangConfirmationStretch)
+            guard let timeout = checkTimeout, finding.kind != .hang else { return kindCost }
+            let ran = Duration.microseconds(max(finding.execution.microseconds, finding.execution.fullReportMicroseconds))
+            let deadline = Duration.milliseconds(timeout)
+            let slow = ran > deadline && finding.kind != .crash && finding.kind != .oom
+            return max(kindCost, (slow ? deadline + ran : ran) * 2)
         }
 
         /// The time fuzzing and minimization leave the checks of findings: their cost shared

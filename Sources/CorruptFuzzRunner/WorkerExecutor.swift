@@ -143,6 +143,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private struct CrashSite {
         var outcome: Outcome
         var stderr: [UInt8]
+        /// How long the fresh worker that made the full report took (``Execution/fullReportMicroseconds``).
+        var microseconds: Int64
     }
     private let stabilityLock = NSLock()
     private var measured = Stability()
@@ -331,6 +333,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         if let known = crashSites.withLock({ $0[key] }) {
             full.outcome = known.outcome
             full.stderr = known.stderr
+            full.fullReportMicroseconds = known.microseconds
             return full
         }
         stop(slot)
@@ -338,18 +341,21 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         stop(slot)  // the next input gets a worker with a fork server again
         let site: CrashSite
         if case .crashed = again.outcome {
-            site = CrashSite(outcome: again.outcome, stderr: again.stderr)
+            site = CrashSite(outcome: again.outcome, stderr: again.stderr, microseconds: again.microseconds)
         } else if tainted {
             return again
         } else {
             guard case .crashed(let signal, _, _) = execution.outcome else { return execution }
-            site = CrashSite(outcome: ProcessExecutor.crash(signal: signal, String(decoding: execution.stderr, as: UTF8.self)), stderr: execution.stderr)
+            site = CrashSite(
+                outcome: ProcessExecutor.crash(signal: signal, String(decoding: execution.stderr, as: UTF8.self)), stderr: execution.stderr,
+                microseconds: again.microseconds)
         }
         crashSites.withLock { sites in
             if sites.count < Self.maxCrashSites { sites[key] = site }
         }
         full.outcome = site.outcome
         full.stderr = site.stderr
+        full.fullReportMicroseconds = site.microseconds
         return full
     }
 

@@ -198,6 +198,35 @@ struct CampaignTests {
         }
     }
 
+    /// The fresh process of the planted loader, taking half a second a run.
+    struct HalfSecondFresh: Executor {
+        let slots = 2
+
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            Thread.sleep(forTimeInterval: 0.5)
+            return PlantedBugExecutor().execute(input, slot: slot)
+        }
+    }
+
+    @Test("the report written after fuzzing is timed, and twice its time is kept at the end for the last one")
+    func reportTimeIsKept() throws {
+        // 10 s with a 2 s deadline: fuzzing keeps 2 s for the checks (the crash's; the others
+        // take 0.5 s each) and 0.2 s for the report, and ends 7.8 s in. The report then takes
+        // 0.8 s, so 1.6 s is kept at the end: at 8.6 s no check fits what is left (until 8.4 s),
+        // and the campaign ends. With the 0.2 s kept before, the 0.5 s checks would run to about 9.1 s.
+        let result = try checkedCampaign(fresh: HalfSecondFresh(), seconds: 10, timeoutMilliseconds: 2000).run(fuzzed: { _ in
+            Thread.sleep(forTimeInterval: 0.8)
+        })
+        #expect(!result.findings.isEmpty)
+        #expect(result.totalSeconds < 8.85, "\(result.totalSeconds) s, fuzzing \(result.fuzzSeconds) s")
+        for record in result.findings {
+            guard case .notChecked? = record.freshProcess else {
+                Issue.record("\(record.finding.kind) was marked \(String(describing: record.freshProcess))")
+                continue
+            }
+        }
+    }
+
     /// A fresh process that hangs on every input.
     struct AlwaysHangs: Executor {
         let slots = 2
