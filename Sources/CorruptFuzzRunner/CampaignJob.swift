@@ -54,7 +54,10 @@ extension Campaign {
             if jobs > 1 { configuration.shard = (configuration.shard ?? Shard(index: 0, count: 1)).job(index, of: jobs) }
             schedule = InputSchedule(
                 seeds: campaign.seeds, configuration: configuration, includeMissingFile: campaign.takesPath, mutator: campaign.mutator,
-                regressions: campaign.regressions, traps: campaign.judge.traps, largeEntries: shared.largeEntries)
+                regressions: campaign.regressions, traps: campaign.judge.traps, largeEntries: shared.largeEntries,
+                // Counted runs keep each job's inputs the same every run; a timed campaign's job
+                // runs other inputs while another job's large entry (seconds, when slow) runs.
+                waitsForLargeEntries: campaign.configuration.maxRuns != nil)
             maxRuns = campaign.configuration.maxRuns.map { $0 / jobs + (index < $0 % jobs ? 1 : 0) }
         }
 

@@ -79,12 +79,17 @@ public struct InputSchedule: Sendable {
     ///   - mutator: The format's mutator-aware mutations, if it has them.
     ///   - regressions: Inputs that failed before, run first (a regression store).
     ///   - traps: The campaign's canary and listener, for catalogues that use them.
-    /// - Parameter largeEntries: Taken before a catalogue entry of a megabyte or more is made,
-    ///   and held until ``largeEntryRan()``: the jobs of one campaign share one, so that one
-    ///   such entry is in memory at a time, whatever the number of jobs.
+    /// - Parameters:
+    ///   - largeEntries: Taken before a catalogue entry of a megabyte or more is made, and held
+    ///     until ``largeEntryRan()``: the jobs of one campaign share one, so that one such entry
+    ///     is in memory at a time, whatever the number of jobs.
+    ///   - waitsForLargeEntries: Whether a large entry that is due waits while another job
+    ///     holds `largeEntries` (each job's inputs are then the same every run), or gives its
+    ///     turn to another input and is tried again at the catalogue's next turn (a job does not
+    ///     stand idle for seconds while the other's slow entry runs).
     public init(
         seeds: [Seed], configuration: FuzzConfiguration, includeMissingFile: Bool, mutator: (any StructureAwareMutator)? = nil,
-        regressions: [TestInput] = [], traps: OutsideTraps? = nil, largeEntries: NSLock? = nil
+        regressions: [TestInput] = [], traps: OutsideTraps? = nil, largeEntries: NSLock? = nil, waitsForLargeEntries: Bool = true
     ) {
         let seeds = seeds.isEmpty ? [Seed(name: "(empty)", bytes: [])] : seeds
         self.seeds = seeds
@@ -115,7 +120,7 @@ public struct InputSchedule: Sendable {
         if let mutator {
             catalogue = CatalogueCursor(
                 seeds: seeds, mutator: mutator, context: CatalogueContext(traps: traps, maxInputLength: configuration.maxCatalogueInputLength),
-                shard: configuration.shard, gate: largeEntries)
+                shard: configuration.shard, gate: largeEntries, waitsForGate: waitsForLargeEntries)
         }
         var stages: [Stage] = []
         for (index, seed) in seeds.enumerated() where !seed.bytes.isEmpty {
@@ -175,6 +180,9 @@ public struct InputSchedule: Sendable {
         let shard: Shard?
         /// Taken before a large entry is made (``InputSchedule/init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:)``).
         let gate: NSLock?
+        /// Whether a large entry waits for the gate, or ``next()`` says ``Next/busy`` while
+        /// another job holds it.
+        let waitsForGate: Bool
         /// Whether the last input returned is a large entry made under the gate.
         var holdsGate = false
         var seedIndex = 0
@@ -196,10 +204,19 @@ public struct InputSchedule: Sendable {
             let hash: Int
         }
 
-        /// The next catalogue input, or nil when the catalogue is done.
-        mutating func next() -> TestInput? {
+        /// What ``next()`` gives.
+        enum Next {
+            case input(TestInput)
+            /// A large entry is due, and another job holds the gate.
+            case busy
+            case done
+        }
+
+        /// The next catalogue input, ``Next/busy`` or ``Next/done``.
+        mutating func next() -> Next {
             while true {
                 let entry: CatalogueEntry, seed: String
+                var locked = false
                 if entryIndex < entries.count {
                     entry = entries[entryIndex]
                     seed = seeds[seedIndex - 1].name
@@ -217,16 +234,23 @@ public struct InputSchedule: Sendable {
                     seedIndex += 1
                     continue
                 } else if largeIndex < large.count {
+                    if let gate, !waitsForGate {
+                        guard gate.try() else { return .busy }
+                        locked = true
+                    }
                     (entry, seed) = large[largeIndex]
                     // Its recipe is let go once taken (an entry made at once holds its bytes).
                     large[largeIndex].entry = CatalogueEntry(name: "", make: { [] })
                     largeIndex += 1
                 } else {
-                    return nil
+                    return .done
                 }
-                if let identity = entry.identity, !identities.insert(identity).inserted { continue }
                 let gated = entry.minimumLength >= Self.largeLength && gate != nil
-                if gated { gate?.lock() }
+                if let identity = entry.identity, !identities.insert(identity).inserted {
+                    if locked { gate?.unlock() }
+                    continue
+                }
+                if gated, !locked { gate?.lock() }
                 let mutation = entry.mutation()
                 var hasher = Hasher()
                 mutation.bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
@@ -235,7 +259,7 @@ public struct InputSchedule: Sendable {
                     continue
                 }
                 holdsGate = gated
-                return TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed, expectation: mutation.expectation)
+                return .input(TestInput(bytes: mutation.bytes, mutations: [mutation.name], seedName: seed, expectation: mutation.expectation))
             }
         }
     }
@@ -316,8 +340,11 @@ public struct InputSchedule: Sendable {
         turn += 1
         if catalogue != nil {
             if turn % 4 != 0 {
-                if let input = catalogue?.next() { return input }
-                catalogue = nil
+                switch catalogue?.next() {
+                case .input(let input)?: return input
+                case .busy?: break  // another job's large entry runs: havoc meanwhile
+                case .done?, nil: catalogue = nil
+                }
             }
         } else if stageIndex < stages.count, turn % 2 != 0 {
             defer { stageIndex += 1 }

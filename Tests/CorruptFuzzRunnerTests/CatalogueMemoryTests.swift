@@ -20,14 +20,21 @@ private struct LargeCatalogueMutator: StructureAwareMutator {
 
 @Suite("The campaign's own memory")
 struct CatalogueMemoryTests {
-    /// Counts the inputs of a megabyte or more in flight at once, over all slots.
+    /// Counts the inputs of a megabyte or more in flight at once, over all slots, and the
+    /// smaller inputs run while one is.
     private final class LargeInFlight: Executor, @unchecked Sendable {
         let slots: Int
         private let lock = NSLock()
         private var now = 0
         private(set) var most = 0
         private(set) var ran = 0
-        init(slots: Int) { self.slots = slots }
+        private(set) var small = 0
+        private(set) var smallDuringLarge = 0
+        let largeMicroseconds: UInt32
+        init(slots: Int, largeMicroseconds: UInt32 = 20_000) {
+            self.slots = slots
+            self.largeMicroseconds = largeMicroseconds
+        }
 
         func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
             if input.bytes?.count ?? 0 >= 1 << 20 {
@@ -36,11 +43,37 @@ struct CatalogueMemoryTests {
                     ran += 1
                     most = max(most, now)
                 }
-                usleep(20_000)  // long enough for the other jobs to reach their own
+                usleep(largeMicroseconds)  // long enough for the other jobs to reach their own
                 lock.withLock { now -= 1 }
+            } else {
+                lock.withLock {
+                    small += 1
+                    if now > 0 { smallDuringLarge += 1 }
+                }
             }
             return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
         }
+    }
+
+    @Test("in a timed campaign, a job whose large entry is due while another job's runs runs other inputs meanwhile; still one at a time, and every one runs")
+    func othersRunDuringALargeEntry() throws {
+        var configuration = FuzzConfiguration()
+        configuration.jobs = 2
+        configuration.maxSeconds = 2
+        configuration.minimize = false
+        let executor = LargeInFlight(slots: 2, largeMicroseconds: 100_000)
+        let campaign = Campaign(
+            executor: executor, targetName: "large", targetCommand: "large @@", takesPath: true, validator: nil,
+            seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration,
+            mutator: LargeCatalogueMutator())
+        _ = try campaign.run()
+        #expect(executor.ran == 12)
+        #expect(executor.most == 1)
+        // Twelve entries of 100 ms, six per job, 1.2 s of the 2: the other job runs smaller
+        // inputs beside each (46% of them ran so, measured). A job that waited for the gate
+        // ran them only beside the last entries, once its own were done (8%).
+        let share = Double(executor.smallDuringLarge) / Double(max(1, executor.small))
+        #expect(share > 0.25, "\(executor.smallDuringLarge) of \(executor.small) smaller inputs ran beside a large one")
     }
 
     @Test("a campaign's jobs run inputs of a megabyte or more one at a time, and every such entry still runs")
