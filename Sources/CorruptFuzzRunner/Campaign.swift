@@ -502,11 +502,12 @@ public final class Campaign: @unchecked Sendable {
         }
         var lastSweep = ContinuousClock.now
         var lastTrim = ContinuousClock.now
-        /// What the calling thread does between job 0's batches, then while the other jobs
-        /// finish: processes the targets left running killed, memory given back, progress
+        /// What the calling thread does every 100 ms while the jobs run, each on a thread of its
+        /// own: processes the targets left running killed, memory given back, progress
         /// reported, and the caller's stop polled for every job (the jobs' threads never call
-        /// the caller's closures).
-        func checkpoint(afterBatch: Bool) -> Bool {
+        /// the caller's closures). Not between one job's inputs: a job checking a new hang in a
+        /// fresh process (seconds) left the progress silent and a Ctrl-C unseen.
+        func checkpoint() {
             if ContinuousClock.now - lastSweep > .milliseconds(250) {
                 result.escapedProcessesKilled += Int(cf_reap_escapees())
                 lastSweep = ContinuousClock.now
@@ -517,28 +518,26 @@ public final class Campaign: @unchecked Sendable {
                     lastTrim = lastSweep
                 }
             }
-            if afterBatch { report("fuzzing") }
-            guard shouldStop() else { return false }
-            shared.requestStop()
-            return true
+            report("fuzzing")
+            if shouldStop() { shared.requestStop() }
         }
 
         // Each job on a free core with the processes it starts (CPUBinding), when it starts any.
         let cpus = executor is WorkerExecutor || executor is ProcessExecutor ? CPUBinding.claim(jobs: jobs.count) : jobs.map { _ in nil }
         defer { CPUBinding.release(cpus) }
+        if shouldStop() { shared.requestStop() }
         let running = DispatchGroup()
-        for (job, cpu) in zip(jobs, cpus).dropFirst() {
+        for (job, cpu) in zip(jobs, cpus) {
             running.enter()
             let thread = Thread {
-                CPUBinding.bound(to: cpu) { job.run(plan) { _ in false } }
+                CPUBinding.bound(to: cpu) { job.run(plan) }
                 running.leave()
             }
             // As much stack as the calling thread has: a validator may recurse deep.
             thread.stackSize = 8 << 20
             thread.start()
         }
-        CPUBinding.bound(to: cpus[0]) { jobs[0].run(plan, checkpoint: checkpoint) }
-        while running.wait(timeout: .now() + .milliseconds(100)) == .timedOut { _ = checkpoint(afterBatch: true) }
+        while running.wait(timeout: .now() + .milliseconds(100)) == .timedOut { checkpoint() }
         schedules = jobs.map(\.schedule)
 
         Self.merge(jobs.map(\.result), into: &result)

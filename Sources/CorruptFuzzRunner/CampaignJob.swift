@@ -39,7 +39,7 @@ extension Campaign {
         /// The inputs this job kept since it last offered its new ones to the others.
         @exclusivity(unchecked) private var outbox: [CorpusExchange.Offer] = []
         private unowned let campaign: Campaign
-        /// The plan ``run(_:checkpoint:)`` runs by.
+        /// The plan ``run(_:)`` runs by.
         private var plan: Plan?
         private let shared: Shared
         /// How many inputs this job runs at most: its share of `--runs`.
@@ -68,26 +68,20 @@ extension Campaign {
 
         /// Runs inputs in batches until a stop condition holds: the caller's stop, this job's
         /// share of the runs, the time (leaving minimization its share once any job has a
-        /// finding), or a failure of any job.
-        /// - Parameter checkpoint: Called before every batch on this job's thread, with whether
-        ///   one ran before it; returns whether the caller asked to stop. Job 0's, on the calling
-        ///   thread, reports progress and polls the caller's stop for every job
-        ///   (``Shared/requestStop()``).
-        func run(_ plan: Plan, checkpoint: (_ afterBatch: Bool) -> Bool) {
+        /// finding), or a failure of any job. The caller's stop reaches it through
+        /// ``Shared/requestStop()``, from the calling thread, which polls it while the jobs run.
+        func run(_ plan: Plan) {
             defer { shared.exchange?.finish(job: index) }
             self.plan = plan
             let executor = campaign.executor
             let judge = campaign.judge
             var lastTrade = ContinuousClock.now
             var trades = 0
-            var afterBatch = false
             var lastBatch: ContinuousClock.Instant?
             while true {
                 let status = shared.status(job: index, executions: result.executions)
-                let stopAsked = checkpoint(afterBatch)
-                afterBatch = true
                 if status.failed { result.stopReason = .error; return }
-                if stopAsked || status.stopRequested { result.stopReason = .interrupted; return }
+                if status.stopRequested { result.stopReason = .interrupted; return }
                 if let maxRuns, result.executions >= maxRuns { result.stopReason = .runs; return }
                 let now = ContinuousClock.now
                 // Fuzzing ends here: with a finding (any job's, or this job's own since), it leaves

@@ -398,8 +398,10 @@ struct CampaignTests {
             validator: strictValidator, seeds: seeds, configuration: configuration)
         let box = StopAfter(executions: 500)
         let result = try campaign.run(progress: { box.seen = $0.executions }, shouldStop: { box.shouldStop })
+        let stoppedAt = try #require(box.stoppedAt)
         #expect(result.stopReason == .interrupted)
-        #expect(result.executions < 1000)
+        // Polled every 100 ms, whatever the jobs are doing.
+        #expect(ContinuousClock.now - stoppedAt < .seconds(1), "\(ContinuousClock.now - stoppedAt) from the stop to the end")
         #expect(!result.findings.isEmpty)
     }
 }
@@ -407,8 +409,14 @@ struct CampaignTests {
 final class StopAfter: @unchecked Sendable {
     let limit: Int
     var seen = 0
+    /// When ``shouldStop`` first said yes.
+    private(set) var stoppedAt: ContinuousClock.Instant?
     init(executions: Int) { limit = executions }
-    var shouldStop: Bool { seen >= limit }
+    var shouldStop: Bool {
+        guard seen >= limit else { return false }
+        if stoppedAt == nil { stoppedAt = .now }
+        return true
+    }
 }
 
 @Suite("Validators asked once per distinct input, or every time")

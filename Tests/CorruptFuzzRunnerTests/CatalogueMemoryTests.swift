@@ -55,18 +55,27 @@ struct CatalogueMemoryTests {
         }
     }
 
-    @Test("in a timed campaign, a job whose large entry is due while another job's runs runs other inputs meanwhile; still one at a time, and every one runs")
-    func othersRunDuringALargeEntry() throws {
+    /// A campaign of `executor` (a job per slot) over two small seeds, whose catalogue is
+    /// `entries` large entries a seed.
+    private func largeCampaign(
+        _ executor: any Executor, seconds: Double? = nil, runs: Int? = nil, entries: Int = 6, timeoutMilliseconds: Int? = nil
+    ) -> Campaign {
         var configuration = FuzzConfiguration()
-        configuration.jobs = 2
-        configuration.maxSeconds = 2
+        configuration.jobs = executor.slots
+        configuration.maxSeconds = seconds
+        configuration.maxRuns = runs
         configuration.minimize = false
-        let executor = LargeInFlight(slots: 2, largeMicroseconds: 100_000)
-        let campaign = Campaign(
+        if let timeoutMilliseconds { configuration.limits.timeoutMilliseconds = timeoutMilliseconds }
+        return Campaign(
             executor: executor, targetName: "large", targetCommand: "large @@", takesPath: true, validator: nil,
             seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration,
-            mutator: LargeCatalogueMutator())
-        _ = try campaign.run()
+            mutator: LargeCatalogueMutator(count: entries))
+    }
+
+    @Test("in a timed campaign, a job whose large entry is due while another job's runs runs other inputs meanwhile; still one at a time, and every one runs")
+    func othersRunDuringALargeEntry() throws {
+        let executor = LargeInFlight(slots: 2, largeMicroseconds: 100_000)
+        _ = try largeCampaign(executor, seconds: 2).run()
         #expect(executor.ran == 12)
         #expect(executor.most == 1)
         // Twelve entries of 100 ms, six per job, 1.2 s of the 2: the other job runs smaller
@@ -79,16 +88,8 @@ struct CatalogueMemoryTests {
     @Test("a campaign's jobs run inputs of a megabyte or more one at a time, and every such entry still runs")
     func largeInputsOneAtATime() throws {
         for jobs in [1, 2, 4] {
-            var configuration = FuzzConfiguration()
-            configuration.jobs = jobs
-            configuration.maxRuns = 600
-            configuration.minimize = false
             let executor = LargeInFlight(slots: jobs)
-            let campaign = Campaign(
-                executor: executor, targetName: "large", targetCommand: "large @@", takesPath: true, validator: nil,
-                seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration,
-                mutator: LargeCatalogueMutator())
-            _ = try campaign.run()
+            _ = try largeCampaign(executor, runs: 600).run()
             #expect(executor.ran == 12, "jobs \(jobs)")
             #expect(executor.most == 1, "jobs \(jobs)")
         }
@@ -130,17 +131,9 @@ struct CatalogueMemoryTests {
 
     @Test("while one job checks a new hang in a fresh process (seconds), the other job's large entries still run")
     func largeEntriesRunDuringAHangCheck() throws {
-        var configuration = FuzzConfiguration()
-        configuration.jobs = 2
-        configuration.maxSeconds = 5
-        configuration.minimize = false
-        configuration.limits.timeoutMilliseconds = 100
         let worker = HangOnFirstLarge(fresh: false)
         let fresh = HangOnFirstLarge(fresh: true)
-        let campaign = Campaign(
-            executor: worker, targetName: "large", targetCommand: "large @@", takesPath: true, validator: nil,
-            seeds: [Seed(name: "a", bytes: [1, 2, 3]), Seed(name: "b", bytes: [4, 5, 6, 7])], configuration: configuration,
-            mutator: LargeCatalogueMutator(count: 60))
+        let campaign = largeCampaign(worker, seconds: 5, entries: 60, timeoutMilliseconds: 100)
         campaign.replayExecutor = fresh
         let result = try campaign.run()
         let hang = try #require(result.findings.first { $0.finding.kind == .hang })
