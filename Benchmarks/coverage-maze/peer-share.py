@@ -13,8 +13,9 @@ and 2 jobs (AFL++: -M and -S instances sharing one output folder). Also the two 
 hardened loaders as workers, as parent-cpu.py runs them.
 
 The share is measured in the steady state: each fuzzer thread's (corrupt-fuzz) or process's
-(afl-fuzz) CPU time read from /proc from 3 s after the start to 1 s before the end, over that
-wall time: set-up and reports are left out. Linux; needs afl-fuzz and afl-clang-fast
+(afl-fuzz) CPU time read from /proc every quarter second from 3 s after the start to 1 s
+before the end, over the part of that time it ran (a job's thread ends with its fuzzing, before
+the checks and the report): set-up and reports are left out. Linux; needs afl-fuzz and afl-clang-fast
 (`apt-get install afl++`) for the peer's rows.
 
     swift build -c release
@@ -45,12 +46,22 @@ def threads(pid):
 
 
 def steady(read, seconds):
-    """The per-thread (or per-process) shares of a core between 3 s and seconds - 1."""
+    """The per-thread (or per-process) shares of a core between 3 s and seconds - 1, each over
+    the part of that window it was seen in: a job's thread ends when its fuzzing does, which is
+    before the campaign's end once it has findings to check and report."""
     time.sleep(3)
-    t0, a = time.monotonic(), read()
-    time.sleep(seconds - 4)
-    t1, b = time.monotonic(), read()
-    return sorted(((b[k] - a.get(k, 0)) / (t1 - t0) for k in b), reverse=True)
+    first, last = {}, {}
+    end = time.monotonic() + seconds - 4
+    while True:
+        now, sample = time.monotonic(), read()
+        for key, value in sample.items():
+            first.setdefault(key, (now, value))
+            last[key] = (now, value)
+        if now >= end:
+            break
+        time.sleep(0.25)
+    return sorted(((last[k][1] - first[k][1]) / (last[k][0] - first[k][0]) for k in last if last[k][0] - first[k][0] >= 2),
+                  reverse=True)
 
 
 def corrupt_fuzz(bin, target, opts, jobs, seconds, env):
