@@ -386,6 +386,9 @@ public final class Campaign: @unchecked Sendable {
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String
+    /// The most bytes of inputs the jobs' exchange held at once in the last run (0 with one
+    /// job): what the jobs pass each other stays within the pools' parent size.
+    private(set) var exchangeMostHeldBytes = 0
     let seeds: [Seed]
     let takesPath: Bool
     let mutator: (any StructureAwareMutator)?
@@ -548,6 +551,7 @@ public final class Campaign: @unchecked Sendable {
             result.stopReason = .error
         }
         if result.coverage != nil { result.coverage?.edges = shared.edges }
+        exchangeMostHeldBytes = shared.exchange?.mostHeldBytes ?? 0
         result.fuzzSeconds = elapsed()
         result.totalSeconds = elapsed()
         result.stability = executor.stability

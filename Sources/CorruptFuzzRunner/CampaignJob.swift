@@ -130,9 +130,10 @@ extension Campaign {
                         result.stopReason = .error
                         return
                     }
-                    // Judged: the next large entry may be made (a new hang's check in `take`
-                    // takes seconds, which held every other job's large entry back).
-                    schedule.largeEntryRan()
+                    // The gate of large entries is given back (`defer`) once the input is counted
+                    // and dropped, so that no other job makes one while this one still holds its
+                    // own (`take` hashes it: milliseconds for 12 MiB). A new hang's check in
+                    // `take`, which takes seconds, gives it back first.
                     do throws(CorruptFuzzError) {
                         try take(input, judged)
                     } catch {
@@ -211,6 +212,9 @@ extension Campaign {
                     // before fuzzing ends, so that fuzzing need not end early for its check.
                     let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now, stretch: finding.execution.hangConfirmationStretch) == true
                     if shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero), checkNow {
+                        // Seconds: the other jobs' large entries run meanwhile (this input stays
+                        // in memory as the finding's).
+                        schedule.largeEntryRan()
                         record.finding.execution.hangConfirmedAsReplayed = checkHang(finding)
                         // Not shown: the check after fuzzing runs it again, and needs its time.
                         if !record.finding.execution.hangConfirmedAsReplayed, let plan { shared.addCheckCost(plan.checkCost(of: finding)) }
@@ -227,7 +231,10 @@ extension Campaign {
                     // is most often a longer input, slower to run.
                     let comparisons = outcome.execution.coverage?.comparisons ?? []
                     schedule.addToPool(input, reachedNewCode: novelty == .edge, comparisons: comparisons)
-                    if shared.exchange != nil {
+                    // Only what the others' pools would keep: an offer is held until every job
+                    // has collected it, and a 12 MiB catalogue entry offered was in memory beside
+                    // the next one.
+                    if shared.exchange != nil, schedule.mayJoinPool(input) {
                         outbox.append(CorpusExchange.Offer(input: input, reachedNewCode: novelty == .edge, comparisons: comparisons))
                     }
                 }
@@ -481,6 +488,10 @@ final class CorpusExchange: @unchecked Sendable {
     private var finished: [Bool]
     /// Per reading job and publishing job, the next epoch to read.
     private var read: [[Int]]
+    /// The bytes of the inputs held now, and the most held at once.
+    private var heldBytes = 0
+    private var mostHeld = 0
+    var mostHeldBytes: Int { condition.withLock { mostHeld } }
 
     init(jobs: Int, waits: Bool) {
         self.waits = waits
@@ -494,6 +505,8 @@ final class CorpusExchange: @unchecked Sendable {
     func publish(_ offers: [Offer], job: Int) {
         condition.withLock {
             epochs[job].append(offers)
+            heldBytes += Self.bytes(of: offers)
+            mostHeld = max(mostHeld, heldBytes)
             condition.broadcast()
         }
     }
@@ -526,12 +539,15 @@ final class CorpusExchange: @unchecked Sendable {
             // Epochs every other job has read are let go.
             let readByAll = epochs.indices.filter { $0 != other }.map { read[$0][other] }.min() ?? 0
             if readByAll > released[other] {
+                heldBytes -= epochs[other].prefix(readByAll - released[other]).reduce(0) { $0 + Self.bytes(of: $1) }
                 epochs[other].removeFirst(readByAll - released[other])
                 released[other] = readByAll
             }
         }
         return offers
     }
+
+    private static func bytes(of offers: [Offer]) -> Int { offers.reduce(0) { $0 + ($1.input.bytes?.count ?? 0) } }
 }
 
 extension Outcome {

@@ -276,6 +276,13 @@ public struct InputSchedule: Sendable {
         return lengths.sorted()
     }
 
+    /// Whether `input` is small enough to be a parent (``addToPool(_:reachedNewCode:comparisons:)``
+    /// leaves larger ones out): only those are worth offering to the other jobs.
+    public func mayJoinPool(_ input: borrowing TestInput) -> Bool {
+        guard let count = input.bytes?.count else { return false }
+        return count <= min(configuration.maxInputLength, Self.maxParentLength)
+    }
+
     /// Adds an input whose behaviour was new, so havoc mutates it further. Inputs over
     /// `maxInputLength` (a 100 MB catalogue entry, a structured mutation's 1 MB string) run but
     /// are not kept: mutations stacked on them would grow the pool without bound; nor is one
@@ -285,7 +292,7 @@ public struct InputSchedule: Sendable {
     ///   target that no input had: it is then drawn as a parent more often while it is recent.
     /// - Parameter comparisons: The comparisons that did not hold when it ran.
     public mutating func addToPool(_ input: TestInput, reachedNewCode: Bool = false, comparisons: [Comparison] = []) {
-        guard let bytes = input.bytes, bytes.count <= min(configuration.maxInputLength, Self.maxParentLength) else { return }
+        guard mayJoinPool(input), let bytes = input.bytes else { return }
         let index: Int
         if pool.count < maxPool {
             guard poolBytes + bytes.count <= Self.maxPoolBytes else { return }

@@ -95,6 +95,27 @@ struct CatalogueMemoryTests {
         }
     }
 
+    /// Rejects each input of a megabyte or more with words of its own, so that each is new
+    /// behaviour, the kind a job keeps and offers the others.
+    private struct NewBehaviourForLarge: Executor {
+        let slots = 2
+        static let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+        func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+            guard let bytes = input.bytes, bytes.count >= 1 << 20 else { return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)) }
+            return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: "bad \(Self.words[Int(bytes[0]) % Self.words.count])"))
+        }
+    }
+
+    @Test("the jobs do not pass each other a large entry with new behaviour (held until every job read it, it was in memory beside the next one)")
+    func largeEntriesAreNotExchanged() throws {
+        for timed in [true, false] {
+            let campaign = largeCampaign(NewBehaviourForLarge(), seconds: timed ? 1 : nil, runs: timed ? nil : 2_000)
+            let result = try campaign.run()
+            #expect(result.executions > 12)
+            #expect(campaign.exchangeMostHeldBytes < 1 << 20, "timed: \(timed)")
+        }
+    }
+
     /// A worker whose first large entry (all zeros) hangs: the others are rejected after 20 ms,
     /// and when each ran is recorded. Its fresh process's confirmation of the hang takes a
     /// second, and when it started and ended is recorded.
