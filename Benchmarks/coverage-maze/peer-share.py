@@ -7,7 +7,8 @@ instance to a free core the same way). The fuzzer's share of that core is then i
 input over the two costs together: the cheaper the loader, the larger the fuzzer's share,
 whatever the fuzzer does. This puts a number on that beside the peer: the trivial C loader of
 Benchmarks/crash-pace (a magic check and a byte sum, crash off) as a corrupt-fuzz worker
-(`--schema habit-tracker.ksy`, as the habit loader is fuzzed), and the same loader in AFL++'s
+(`--schema habit-tracker.ksy`, as the habit loader is fuzzed; and with byte mutations and no
+validator, the work AFL++ does per input), and the same loader in AFL++'s
 persistent mode with shared-memory test cases (afl-crashy.c, built with afl-clang-fast), at 1
 and 2 jobs (AFL++: -M and -S instances sharing one output folder). Also the two bundled
 hardened loaders as workers, as parent-cpu.py runs them.
@@ -132,7 +133,12 @@ def main():
     print("| fuzzer | loader | jobs | inputs/s | the fuzzer's busiest threads (processes), share of a core |")
     print("|---|---|---|---:|---|")
     for jobs in (1, 2):
-        rows = [("corrupt-fuzz", "trivial C worker", lambda: corrupt_fuzz(bin, trivial, HABITS, jobs, args.seconds, {"CRASHY_CRASH": "0"}))]
+        rows = [
+            ("corrupt-fuzz", "trivial C worker", lambda: corrupt_fuzz(bin, trivial, HABITS, jobs, args.seconds, {"CRASHY_CRASH": "0"})),
+            # No format and no validator: byte mutations, crashes and hangs only, as AFL++ runs.
+            ("corrupt-fuzz, byte mutations, no validator", "trivial C worker",
+             lambda: corrupt_fuzz(bin, trivial, ["--corpus", "Corpus/habits"], jobs, args.seconds, {"CRASHY_CRASH": "0"})),
+        ]
         if peer:
             rows.append(("AFL++ persistent, shared-memory test cases", "trivial C loader", lambda: afl(afl_target, jobs, args.seconds, work)))
         rows += [
