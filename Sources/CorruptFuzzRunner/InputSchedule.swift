@@ -178,7 +178,7 @@ public struct InputSchedule: Sendable {
         let mutator: any StructureAwareMutator
         let context: CatalogueContext
         let shard: Shard?
-        /// Taken before a large entry is made (``InputSchedule/init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:)``).
+        /// Taken before a large entry is made (``InputSchedule/init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:waitsForLargeEntries:)``).
         let gate: NSLock?
         /// Whether a large entry waits for the gate, or ``next()`` says ``Next/busy`` while
         /// another job holds it.
@@ -477,9 +477,10 @@ public struct InputSchedule: Sendable {
     /// every seed's small ones, and a campaign's jobs make and run one at a time.
     static let largeInputLength = 1 << 20
 
-    /// Gives back the gate of large entries (``init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:)``)
+    /// Gives back the gate of large entries (``init(seeds:configuration:includeMissingFile:mutator:regressions:traps:largeEntries:waitsForLargeEntries:)``)
     /// when the last input ``next()`` returned was a large entry made under it: called when
-    /// that input has run and been judged.
+    /// that input has been counted and let go, or before a slow step that keeps it (a new
+    /// hang's check in a fresh process).
     public mutating func largeEntryRan() {
         guard catalogue?.holdsGate == true else { return }
         catalogue?.holdsGate = false
