@@ -13,6 +13,12 @@ persistent mode with shared-memory test cases (afl-crashy.c, built with afl-clan
 and 2 jobs (AFL++: -M and -S instances sharing one output folder). Also the two bundled
 hardened loaders as workers, as parent-cpu.py runs them.
 
+The floor: floor-driver.c runs the same worker with the protocol's own system calls and nothing
+else (the input file written as a job writes it, the command, the answer read as a job reads
+it; each input a seed with one bit flipped, neither validated nor judged), one process on one
+CPU with its worker. Its share is what any job has with that worker before it does any work of
+its own (rows "floor", at 1 job; at 2 jobs each pair has its core as at 1).
+
 The share is measured in the steady state: each fuzzer thread's (corrupt-fuzz) or process's
 (afl-fuzz) CPU time read from /proc every quarter second from 3 s after the start to 1 s
 before the end, over the part of that time it ran (a job's thread ends with its fuzzing, before
@@ -65,6 +71,23 @@ def steady(read, seconds):
                   reverse=True)
 
 
+# The environment corrupt-fuzz gave each target's worker (its crash reporter preloaded, the fork
+# server and crash recovery asked for), for the floor's run of the same worker.
+WORKER_ENV = {}
+
+
+def worker_environment(pid):
+    """The environment of the first worker process `pid` started, as /proc shows it."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        for child in open(f"/proc/{pid}/task/{tid}/children").read().split():
+            try:
+                pairs = open(f"/proc/{child}/environ", "rb").read().split(b"\0")
+                return dict(pair.decode().split("=", 1) for pair in pairs if b"=" in pair)
+            except OSError:
+                pass
+    return {}
+
+
 def corrupt_fuzz(bin, target, opts, jobs, seconds, env):
     """(inputs/s, shares of its busiest threads) of one worker campaign."""
     reports = tempfile.mkdtemp()
@@ -73,12 +96,26 @@ def corrupt_fuzz(bin, target, opts, jobs, seconds, env):
             [f"{bin}/corrupt-fuzz", "run", "--worker", "--target", f"{target} @@", *opts, "--duration", f"{seconds}s",
              "--jobs", str(jobs), "--no-minimize", "--reports", reports],
             cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        shares = steady(lambda: threads(p.pid), seconds)
+
+        def sample():
+            if not WORKER_ENV.get(target):
+                WORKER_ENV[target] = worker_environment(p.pid)
+            return threads(p.pid)
+
+        shares = steady(sample, seconds)
         p.wait()
         summary = json.load(open(os.path.join(reports, "latest", "summary.json")))["targets"][0]
         return summary["executions"] / summary["fuzzSeconds"], shares[:jobs]
     finally:
         shutil.rmtree(reports, ignore_errors=True)
+
+
+def floor(driver, worker, seeds, seconds):
+    """(inputs/s, [share]) of floor-driver.c against `worker`, with the environment corrupt-fuzz gave
+    that worker in the row before."""
+    out = subprocess.run([driver, str(seconds), seeds, worker], cwd=ROOT, env=WORKER_ENV[worker], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return float(out[0]), [float(out[1])]
 
 
 def afl(target, jobs, seconds, work):
@@ -125,6 +162,8 @@ def main():
     trivial = os.path.join(work, "trivial-worker")
     subprocess.run(["cc", "-O2", "-I", "Sources/CCorruptFuzzWorker/include", "Benchmarks/crash-pace/crashy-worker.c",
                     "Sources/CCorruptFuzzWorker/corrupt_fuzz_worker.c", "-o", trivial], cwd=ROOT, check=True)
+    driver = os.path.join(work, "floor-driver")
+    subprocess.run(["cc", "-O2", "Benchmarks/coverage-maze/floor-driver.c", "-o", driver], cwd=ROOT, check=True)
     peer = shutil.which("afl-fuzz") and shutil.which("afl-clang-fast")
     afl_target = os.path.join(work, "afl-trivial")
     if peer:
@@ -139,10 +178,18 @@ def main():
             ("corrupt-fuzz, byte mutations, no validator", "trivial C worker",
              lambda: corrupt_fuzz(bin, trivial, ["--corpus", "Corpus/habits"], jobs, args.seconds, {"CRASHY_CRASH": "0"})),
         ]
+        if jobs == 1:
+            rows.append(("floor (the protocol's system calls alone)", "trivial C worker",
+                         lambda: floor(driver, trivial, "Corpus/habits", args.seconds)))
         if peer:
             rows.append(("AFL++ persistent, shared-memory test cases", "trivial C loader", lambda: afl(afl_target, jobs, args.seconds, work)))
         rows += [
             ("corrupt-fuzz", "habit-loader-hardened", lambda: corrupt_fuzz(bin, f"{bin}/habit-loader-hardened", HABITS, jobs, args.seconds, {})),
+        ]
+        if jobs == 1:
+            rows.append(("floor (the protocol's system calls alone)", "habit-loader-hardened",
+                         lambda: floor(driver, f"{bin}/habit-loader-hardened", "Corpus/habits", args.seconds)))
+        rows += [
             ("corrupt-fuzz", "friend-list-hardened",
              lambda: corrupt_fuzz(bin, f"{bin}/friend-list-hardened", ["--format", "friend-list", "--corpus", "Corpus/friend-lists"], jobs,
                                   args.seconds, {})),

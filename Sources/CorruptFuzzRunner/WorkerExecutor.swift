@@ -49,11 +49,16 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     public let slots: Int
     /// How many inputs of a slot run between two rechecks.
     public static let recheckInterval = 64
-    /// How many inputs of a slot run between two looks at whether the worker still holds its
+    /// The fewest inputs of a slot between two looks at whether the worker still holds its
     /// input open or locked after it answered (the first input is looked at too). A look lists
-    /// the descriptors of the worker and its fork server's children: about three inputs' worth
-    /// of a fast loader's time.
+    /// the descriptors of the worker and its fork server's children (about 100 µs), so looks are
+    /// also at least ``heldCheckSpacing`` apart: every 256 inputs of a loader that answers in
+    /// 10 µs cost its job's thread 3% of its time.
     public static let heldCheckInterval = 256
+    /// The shortest time between two looks at held files in a slot: a loader fast enough to run
+    /// ``heldCheckInterval`` inputs in less is looked at 20 times a second (a look at an input
+    /// that did not run in a fresh process waits for the next one that did).
+    public static let heldCheckSpacing: Duration = .milliseconds(50)
     /// The fewest inputs of a slot between two retirements of a child that lived through a crash
     /// (``WorkerProtocol/retireLine``), for a look at held files or a recheck: with crashes
     /// frequent, those run about this often.
@@ -104,6 +109,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         var recheckCandidate: (bytes: [UInt8]?, outcome: Outcome)?
         /// The input number before which a child that lived through a crash was last retired.
         var lastRetire = Int.min / 2
+        /// When held files were last looked at (``heldCheckInterval``, ``heldCheckSpacing``): the
+        /// input's number and the time; nil before the first input.
+        var lastHeldCheck: (run: Int, at: ContinuousClock.Instant)?
+
+        func heldCheckDue(next: Int) -> Bool { WorkerExecutor.heldCheckDue(next: next, last: lastHeldCheck) }
         /// The slot's input file, kept open: each input is written over the last (an open and a
         /// close per input cost the campaign's thread a fifth of its time on a fast loader).
         var input: Int32 = -1
@@ -136,6 +146,17 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         }
     }
     private let states: [SlotState]
+
+    /// Whether input `next` of a slot is due a look at held files, the last look having been at
+    /// input `last.run`, at `last.at` (nil: none yet): the first input is, then one at least
+    /// ``heldCheckInterval`` inputs and ``heldCheckSpacing`` after the last look (the clock is
+    /// read only once enough inputs ran).
+    static func heldCheckDue(
+        next: Int, last: (run: Int, at: ContinuousClock.Instant)?, now: () -> ContinuousClock.Instant = { .now }
+    ) -> Bool {
+        guard let last else { return true }
+        return next - last.run >= heldCheckInterval && now() - last.at >= heldCheckSpacing
+    }
     /// The outcome and full report of each crash site seen with a cheap report, by site key.
     private let crashSites = LockedBox<[UInt64: CrashSite]>([:])
     /// How many crash sites keep their full report (beyond: each is judged by its cheap report).
@@ -218,7 +239,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         // one is retired for them, at most once every ``retireInterval`` inputs (a retirement
         // costs a fork and a teardown, on the job's core).
         let next = states[slot].runs + 1
-        if states[slot].worker?.tainted == true, next % Self.heldCheckInterval == 1 || next % Self.recheckInterval == 0,
+        let heldCheckDue = states[slot].heldCheckDue(next: next)
+        if states[slot].worker?.tainted == true, heldCheckDue || next % Self.recheckInterval == 0,
             next - states[slot].lastRetire >= Self.retireInterval
         {
             retire(slot)
@@ -241,9 +263,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         execution.coverage = coverage?.afterRun(slot: slot, input: input)
         states[slot].runs += 1
         // Now and then (and on the first input), whether the worker still holds its input open
-        // or locked after it answered (``heldCheckInterval``).
+        // or locked after it answered (``heldCheckInterval``, ``heldCheckSpacing``).
         // Not after a crash the child lived through: a file the loader had open then stays open.
-        if states[slot].runs % Self.heldCheckInterval == 1, !tainted, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
+        if heldCheckDue, !tainted, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
+            states[slot].lastHeldCheck = (states[slot].runs, .now)
             // A fork server's child serves the inputs; one that crashed may still be torn down
             // (the server answered as soon as its crash reporter said it was dying), holding
             // the input it crashed on: not a loader that kept its file.

@@ -1,5 +1,5 @@
 import CorruptFuzzCore
-import CorruptFuzzRunner
+@testable import CorruptFuzzRunner
 import CorruptFuzzWorker
 import Foundation
 import Testing
@@ -340,6 +340,27 @@ struct WorkerExecutorTests {
         // lock shows under any of them.
         #expect(
             WorkerExecutor.oneEntryPerFile(["/s/input-0 (locked)", "/s/input-0", "/s/input-0", "/s/other"]) == ["/s/input-0 (locked)", "/s/other"])
+    }
+
+    @Test("held files are looked at on the first input, then once at least 256 inputs and 50 ms have passed since the last look")
+    func heldCheckSpacing() {
+        let start = ContinuousClock.now
+        #expect(WorkerExecutor.heldCheckDue(next: 1, last: nil))
+        let last = (run: 1, at: start)
+        // Too few inputs since: not due, and the clock is not read.
+        #expect(
+            !WorkerExecutor.heldCheckDue(
+                next: 256, last: last,
+                now: {
+                    Issue.record("read the clock"); return start
+                }))
+        // Enough inputs, too soon (a loader that runs 256 inputs in a millisecond).
+        #expect(!WorkerExecutor.heldCheckDue(next: 257, last: last, now: { start + .milliseconds(1) }))
+        #expect(!WorkerExecutor.heldCheckDue(next: 5_000, last: last, now: { start + .milliseconds(49) }))
+        #expect(WorkerExecutor.heldCheckDue(next: 5_000, last: last, now: { start + .milliseconds(50) }))
+        // A slow loader: every 256 inputs, however long they took.
+        #expect(WorkerExecutor.heldCheckDue(next: 257, last: last, now: { start + .seconds(30) }))
+        #expect(!WorkerExecutor.heldCheckDue(next: 200, last: last, now: { start + .seconds(30) }))
     }
 
     @Test("a worker that keeps state between inputs shows in its stability")
