@@ -86,6 +86,16 @@ static uint8_t *read_file(FILE *file, size_t *size) {
     return data;
 }
 
+/// Loads `size` bytes at `data` into `reply`; returns the load's status.
+static int cf_worker_load_bytes(cf_worker_load_fn load, const uint8_t *data, size_t size, cf_worker_reply *reply) {
+    memset(reply, 0, sizeof *reply);
+    reply->kind = CF_WORKER_REJECTED;
+    int status = load(data, size, reply);
+    if (status == 0 && reply->kind == CF_WORKER_REJECTED) reply->kind = CF_WORKER_ACCEPTED;
+    if (status != 0) reply->kind = CF_WORKER_REJECTED;
+    return status;
+}
+
 /// Loads the file at `path` (or `file` when given) into `reply`; returns the load's status.
 static int cf_worker_read_and_load(const char *path, FILE *given, cf_worker_load_fn load, cf_worker_reply *reply) {
     FILE *file = given ? given : fopen(path, "rb");
@@ -100,13 +110,28 @@ static int cf_worker_read_and_load(const char *path, FILE *given, cf_worker_load
         cf_worker_reject(reply, "unreadable", strerror(errno));
         return 1;
     }
-    memset(reply, 0, sizeof *reply);
-    reply->kind = CF_WORKER_REJECTED;
-    int status = load(data, size, reply);
+    int status = cf_worker_load_bytes(load, data, size, reply);
     free(data);
-    if (status == 0 && reply->kind == CF_WORKER_REJECTED) reply->kind = CF_WORKER_ACCEPTED;
-    if (status != 0) reply->kind = CF_WORKER_REJECTED;
     return status;
+}
+
+uint8_t *cf_worker_read_sent_bytes(size_t size) {
+    // Exactly `size` bytes: a sanitizer sees a read past the input's end, as in a file's copy.
+    uint8_t *data = malloc(size > 0 ? size : 1);
+    if (!data) return NULL;
+    if (size > 0 && fread(data, 1, size, stdin) != size) {
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+/// The size a line `#<size>` (CF_WORKER_SENT_BYTES) gives; -1 for another line.
+static long long sent_size(const char *line) {
+    if (line[0] != CF_WORKER_SENT_BYTES || line[1] < '0' || line[1] > '9') return -1;
+    char *end = NULL;
+    long long size = strtoll(line + 1, &end, 10);
+    return *end == '\0' && size >= 0 ? size : -1;
 }
 
 static int write_all(int fd, const char *bytes, size_t length) {
@@ -136,6 +161,8 @@ static int recovers_faults = 0;
 // stays below CF_RECOVERY_LEAK_KB over it, or the child dies of its next crash.
 static long peak_at_start_kb = 0;
 #define CF_RECOVERY_LEAK_KB (64L * 1024)
+// The peak resident memory (kB) read when the last crash was lived through, for its reply.
+static long peak_at_recovery_kb = 0;
 
 static long peak_kb(void) {
     struct rusage usage;
@@ -192,7 +219,9 @@ static void recover_from_crash(int signo, siginfo_t *info, void *context) {
     // process's): a thread the loader started has a stack of its own.
     if ((pid_t)syscall(SYS_gettid) != getpid()) return;
     if (!recoverable(signo, info, context)) return;
-    if (peak_kb() > peak_at_start_kb + CF_RECOVERY_LEAK_KB) return;
+    long peak = peak_kb();
+    if (peak > peak_at_start_kb + CF_RECOVERY_LEAK_KB) return;
+    peak_at_recovery_kb = peak;
     recoveries_left--;
     guarding = 0;
     siglongjmp(crash_return, signo);
@@ -230,7 +259,8 @@ int cf_worker_guarded(void (*body)(void *), void *context) {
 }
 
 int cf_worker_recovered_line(char *line, size_t capacity, int signal) {
-    int n = snprintf(line, capacity, "%c %d %ld r\n", CF_WORKER_CHILD_ENDED, signal & 0x7F, peak_kb());
+    // The peak read when the crash was handed over (no second system call per crash).
+    int n = snprintf(line, capacity, "%c %d %ld r\n", CF_WORKER_CHILD_ENDED, signal & 0x7F, peak_at_recovery_kb > 0 ? peak_at_recovery_kb : peak_kb());
     return n < 0 ? 0 : (size_t)n >= capacity ? (int)capacity - 1 : n;
 }
 
@@ -480,16 +510,22 @@ static int cf_worker_run_input(const char *path, loader how, cf_worker_reply *re
     return status;
 }
 
-/// One input's run, as cf_worker_guarded calls it.
+/// One input's run, as cf_worker_guarded calls it: the file at `path`, or the `size` bytes at
+/// `sent` (an input sent whole).
 typedef struct {
     const char *path;
     loader how;
     cf_worker_reply *reply;
+    const uint8_t *sent;
+    size_t size;
 } input_run;
 
 static void cf_worker_run_guarded_input(void *context) {
     input_run *run = context;
-    cf_worker_run_input(run->path, run->how, run->reply);
+    if (run->sent)
+        cf_worker_load_bytes(run->how.load_data, run->sent, run->size, run->reply);
+    else
+        cf_worker_run_input(run->path, run->how, run->reply);
 }
 
 static int cf_worker_serve(int argc, char **argv, loader how) {
@@ -503,14 +539,26 @@ static int cf_worker_serve(int argc, char **argv, loader how) {
         static char out[sizeof reply.reason + sizeof reply.text + 8];
         int served = 0;
         char hello[32];
-        int said = snprintf(hello, sizeof hello, "%c %d\n", CF_WORKER_HELLO, CF_WORKER_PROTOCOL_VERSION);
+        // A loader that takes bytes takes them sent whole, without a file.
+        int said = snprintf(
+            hello, sizeof hello, "%c %d%s\n", CF_WORKER_HELLO, CF_WORKER_PROTOCOL_VERSION, how.load_data ? " " CF_WORKER_BYTES_FEATURE : "");
         if (write_all(fd, hello, (size_t)said) != 0) return 0;
         while ((length = getline(&line, &capacity, stdin)) > 0) {
             if (line[length - 1] == '\n') line[--length] = '\0';
             if (length == 1 && line[0] == CF_WORKER_RETIRE) cf_worker_retire();
-            input_run run = {line, how, &reply};
+            input_run run = {line, how, &reply, NULL, 0};
+            long long size = how.load_data ? sent_size(line) : -1;
+            uint8_t *sent = NULL;
+            if (size >= 0) {
+                sent = cf_worker_read_sent_bytes((size_t)size);
+                if (!sent) break;  // standard input ended mid-input: corrupt-fuzz is gone
+                run.sent = sent;
+                run.size = (size_t)size;
+            }
             int crashed = cf_worker_guarded(cf_worker_run_guarded_input, &run);
             if (cf_coverage_collect) cf_coverage_collect();
+            // Not after a crash lived through: it may have left the allocator's lock held.
+            if (!crashed) free(sent);
             if (crashed) {
                 // Lived through a crash: the input's reply says it crashed.
                 int n = cf_worker_recovered_line(out, sizeof out, crashed);

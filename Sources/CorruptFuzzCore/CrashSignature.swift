@@ -14,11 +14,24 @@ public enum CrashSignature {
     public static func make(signal: Int32, frames: [String], message: String?) -> String {
         var text = SignalName.of(signal)
         if let message { text += ": " + Normalize.message(message) }
-        if let top = frames.first, let at = top.ranges(of: " at ").last, sourceLine(top[at.upperBound...]) != nil {
-            return text + " at " + top[at.upperBound...]
+        if let top = frames.first, let at = lastAt(in: top), sourceLine(top[at...]) != nil {
+            return text + " at " + top[at...]
         }
         if !frames.isEmpty { text += " at " + frames.prefix(frameCount).joined(separator: " ← ") }
         return text
+    }
+
+    /// Where the text after the last ` at ` in `frame` starts (a search from the end over its
+    /// UTF-8: this runs for every crash a campaign sees).
+    static func lastAt(in frame: String) -> String.Index? {
+        let utf8 = frame.utf8
+        let pattern = Array(" at ".utf8)
+        var end = utf8.endIndex
+        while let start = utf8.index(end, offsetBy: -pattern.count, limitedBy: utf8.startIndex) {
+            if utf8[start..<end].elementsEqual(pattern) { return end }
+            end = utf8.index(before: end)
+        }
+        return nil
     }
 
     /// The top frames of the crashing thread in `stderr`, runtime frames skipped.

@@ -70,6 +70,9 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// How many inputs one worker runs before it is replaced (a new one starts in milliseconds,
     /// against seconds of inputs).
     public let inputsPerWorker: Int
+    /// The variable of corrupt-fuzz's own environment that, set to `0`, sends every input to a
+    /// worker as a file, also to one whose loader takes bytes (``WorkerProtocol/bytesFeature``).
+    public static let sendBytesVariable = "CORRUPT_FUZZ_SEND_BYTES"
     /// The environment variable that tells a loader it runs as a worker, and its value.
     public static let protocolVariable = (name: WorkerProtocol.descriptorVariable, value: String(WorkerProtocol.resultDescriptor))
     /// The worker's log is emptied when it grows past this many bytes (a worker that floods
@@ -83,6 +86,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     private let limits: ProcessExecutor.Limits
     /// Whether workers are asked for a fork server and cheap crash reports.
     private let forkServer: Bool
+    /// Whether a worker whose loader takes bytes gets inputs sent whole
+    /// (``WorkerProtocol/bytesFeature``; `CORRUPT_FUZZ_SEND_BYTES=0` in corrupt-fuzz's
+    /// environment: never, every input is a file).
+    private let sendsBytes: Bool
     /// What a worker's environment gets for cheap crash reports (empty: its reports are full).
     private let cheapReports: [String: String]
     private let workDirectory: URL
@@ -144,6 +151,32 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             if input >= 0 { close(input) }
             input = -1
         }
+
+        /// The line and bytes of an input sent whole (``WorkerProtocol/sentBytesPrefix``), kept
+        /// between inputs.
+        var sendBuffer: [UInt8] = []
+        /// Inputs sent whole.
+        var sentWhole = 0
+
+        /// Sends `bytes` whole to a worker whose loader takes bytes: `#<size>`, a newline and the
+        /// bytes, in one write (an error, the worker having died, shows in its answer).
+        func send(_ bytes: [UInt8], to commands: Int32) {
+            sendBuffer.removeAll(keepingCapacity: true)
+            sendBuffer.append(WorkerProtocol.sentBytesPrefix)
+            sendBuffer.append(contentsOf: String(bytes.count).utf8)
+            sendBuffer.append(0x0A)
+            sendBuffer.append(contentsOf: bytes)
+            sendBuffer.withUnsafeBytes { buffer in
+                var written = 0
+                while written < buffer.count {
+                    let n = write(commands, buffer.baseAddress! + written, buffer.count - written)
+                    if n < 0, errno == EINTR { continue }
+                    guard n > 0 else { return }
+                    written += n
+                }
+            }
+            sentWhole += 1
+        }
     }
     private let states: [SlotState]
 
@@ -176,6 +209,10 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     /// counted): read between inputs, when no slot runs one.
     public var workersStarted: Int { states.reduce(0) { $0 + $1.starts } }
 
+    /// How many inputs went to a worker whole, without a file (``WorkerProtocol/bytesFeature``):
+    /// read between inputs, when no slot runs one.
+    public var inputsSentWhole: Int { states.reduce(0) { $0 + $1.sentWhole } }
+
     private struct Worker {
         var pid: pid_t
         var commands: Int32
@@ -185,6 +222,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         /// Whether the process serving this worker's inputs lived through a crash
         /// (``WorkerProtocol/recoverVariable``): what it shows may come of what the crash left.
         var tainted = false
+        /// Whether its loader takes bytes, sent whole (its hello said ``WorkerProtocol/bytesFeature``).
+        var takesBytes = false
     }
 
     /// Creates an executor whose workers run `path` with `arguments` and `environment` added.
@@ -192,9 +231,11 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
     ///   - coverage: Whether each input's edge coverage is read (``ProcessExecutor``'s).
     ///   - forkServer: Whether workers are asked for a fork server and cheap crash reports
     ///     (`CORRUPT_FUZZ_FORK_SERVER=0` in corrupt-fuzz's environment turns it off too).
+    ///   - sendBytes: Whether a worker whose loader takes bytes gets inputs sent whole
+    ///     (``sendBytesVariable`` set to `0` turns it off too).
     public init(
         path: String, arguments: [String], environment: [String: String], limits: ProcessExecutor.Limits, slots: Int,
-        inputsPerWorker: Int = 100_000, coverage: Bool = false, forkServer: Bool = true
+        inputsPerWorker: Int = 100_000, coverage: Bool = false, forkServer: Bool = true, sendBytes: Bool = true
     ) throws(CorruptFuzzError) {
         self.inputsPerWorker = max(1, inputsPerWorker)
         self.path = path
@@ -204,6 +245,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         self.slots = max(1, slots)
         let inherited = ProcessInfo.processInfo.environment
         self.forkServer = forkServer && inherited[WorkerProtocol.forkServerVariable] != "0"
+        sendsBytes = sendBytes && inherited[Self.sendBytesVariable] != "0"
         // Cheap reports need the crash reporter, which prints module and offset for every frame.
         if self.forkServer, ProcessExecutor.crashHandler() != nil {
             var cheap = ["CORRUPT_FUZZ_CRASH_FRAMES": "1"]
@@ -239,7 +281,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         // one is retired for them, at most once every ``retireInterval`` inputs (a retirement
         // costs a fork and a teardown, on the job's core).
         let next = states[slot].runs + 1
-        let heldCheckDue = states[slot].heldCheckDue(next: next)
+        // A loader that takes bytes never sees the file (the worker's loop reads a large input's and closes it).
+        let heldCheckDue = states[slot].worker?.takesBytes != true && states[slot].heldCheckDue(next: next)
         if states[slot].worker?.tainted == true, heldCheckDue || next % Self.recheckInterval == 0,
             next - states[slot].lastRetire >= Self.retireInterval
         {
@@ -265,7 +308,8 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         // Now and then (and on the first input), whether the worker still holds its input open
         // or locked after it answered (``heldCheckInterval``, ``heldCheckSpacing``).
         // Not after a crash the child lived through: a file the loader had open then stays open.
-        if heldCheckDue, !tainted, let pid = states[slot].worker?.pid, Self.stableKey(execution.outcome) != nil {
+        if heldCheckDue, !tainted, let worker = states[slot].worker, !worker.takesBytes, Self.stableKey(execution.outcome) != nil {
+            let pid = worker.pid
             states[slot].lastHeldCheck = (states[slot].runs, .now)
             // A fork server's child serves the inputs; one that crashed may still be torn down
             // (the server answered as soon as its crash reporter said it was dying), holding
@@ -390,13 +434,6 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         _ input: TestInput, slot: Int, plain: Bool = false, confirmation: ConfirmationDeadline? = nil
     ) throws(CorruptFuzzError) -> (execution: Execution, crashKey: UInt64?) {
         let deadline = confirmation?.cpuMilliseconds ?? limits.timeoutMilliseconds
-        let file = inputPaths[slot]
-        if let bytes = input.bytes {
-            try states[slot].writeInput(bytes, to: file)
-        } else {
-            states[slot].closeInput()
-            unlink(file)
-        }
         if states[slot].worker != nil, states[slot].workerRuns >= inputsPerWorker || states[slot].workerIsPlain != plain { stop(slot) }
         if states[slot].worker == nil {
             states[slot].worker = try start(slot, plain: plain)
@@ -407,9 +444,25 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         states[slot].workerRuns += 1
         guard var worker = states[slot].worker else { throw CorruptFuzzError(.unusableTarget, "worker did not start") }
         states[slot].lastRunTainted = worker.tainted
+        // A loader that takes bytes gets the input sent whole (WorkerProtocol.bytesFeature);
+        // else, or when it is large, it is the slot's input file.
+        let sent = worker.takesBytes ? input.bytes.flatMap { $0.count <= WorkerProtocol.maxSentBytes ? $0 : nil } : nil
+        if sent == nil {
+            if let bytes = input.bytes {
+                try states[slot].writeInput(bytes, to: inputPaths[slot])
+            } else {
+                states[slot].closeInput()
+                unlink(inputPaths[slot])
+            }
+        }
         let logStart = lseek(worker.log, 0, SEEK_END)
         let started = ContinuousClock.now
-        _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }  // EPIPE if it died: seen below
+        // EPIPE if it died: seen below.
+        if let sent {
+            states[slot].send(sent, to: worker.commands)
+        } else {
+            _ = commandLines[slot].withUnsafeBytes { write(worker.commands, $0.baseAddress, $0.count) }
+        }
         var cpuDeadline = cf_cpu_deadline()
         if let confirmation {
             cf_cpu_deadline_start(&cpuDeadline, worker.pid, Int32(clamping: confirmation.cpuMilliseconds), Int32(clamping: confirmation.wallMilliseconds))
@@ -607,6 +660,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         case .line(let line):
             let text = String(decoding: line.prefix(80), as: UTF8.self)
             guard let version = WorkerProtocol.helloVersion(text) else { return "answered \"\(text)\"" }
+            worker.takesBytes = sendsBytes && WorkerProtocol.helloFeatures(text).contains { $0 == WorkerProtocol.bytesFeature }
             return version == WorkerProtocol.version
                 ? nil
                 : "speaks version \(version) of the worker protocol, and this corrupt-fuzz speaks version \(WorkerProtocol.version) (rebuild the loader against this corrupt-fuzz)"

@@ -34,7 +34,10 @@ import Foundation
 ///
 /// Newlines in digests and messages are written as spaces; a missing file is `R not-found`.
 /// Before reading the first path, the worker writes `H 1` (its protocol version), so
-/// corrupt-fuzz can tell a command that is not a worker from one that crashed.
+/// corrupt-fuzz can tell a command that is not a worker from one that crashed; `H 1 bytes` when
+/// its loader takes bytes (``serve(_:validate:digest:)``): then an input of up to
+/// ``WorkerProtocol/maxSentBytes`` comes whole, as the line `#<size>` and its bytes
+/// (``WorkerProtocol/bytesFeature``), not as a file.
 /// Standard output and error go to a log that corrupt-fuzz reads after a crash. A crash or hang
 /// ends the worker: corrupt-fuzz reports it against the input in flight and starts a new worker.
 /// When corrupt-fuzz sets ``WorkerProtocol/forkServerVariable`` to 1, a single-threaded worker
@@ -90,16 +93,24 @@ public enum CorruptFuzzWorker {
     ///     A missing file is `not-found` without calling it.
     ///   - validate: The app's own check of a loaded value (`validateUserData`), nil when fine.
     ///   - digest: What the loaded value shows of the file (default: its description).
+    ///
+    /// As a worker, it gets an input's bytes sent whole (``WorkerProtocol/bytesFeature``): no
+    /// file is written or read for an input of up to ``WorkerProtocol/maxSentBytes``.
     public static func serve<Value>(
         _ load: (Data) throws -> Value, validate: ((Value) -> String?)? = nil,
         digest: (Value) -> String = { String(String(describing: $0).prefix(4096)) }
     ) -> Never {
-        serveFiles(
-            { path in
-                let contents = path.map { FileManager.default.contents(atPath: $0) } ?? FileHandle.standardInput.readDataToEndOfFile()
-                guard let data = contents else { throw MissingFile() }
-                return try load(data)
-            }, validate: validate, digest: digest)
+        func fromFile(_ path: String?) throws -> Value {
+            let contents = path.map { FileManager.default.contents(atPath: $0) } ?? FileHandle.standardInput.readDataToEndOfFile()
+            guard let data = contents else { throw MissingFile() }
+            return try load(data)
+        }
+        if let descriptor = resultDescriptor {
+            serveInputs(
+                resultDescriptor: descriptor, takesBytes: true, bytes: { data in reply(data, load: load, validate: validate, digest: digest) },
+                paths: { path in reply(path, load: fromFile, validate: validate, digest: digest) })
+        }
+        loadOnce { path in reply(path, load: fromFile, validate: validate, digest: digest) }
     }
 
     /// ``serve(_:validate:digest:)`` for a loader that opens the file itself, as apps do: `load`
@@ -223,6 +234,14 @@ public enum CorruptFuzzWorker {
     /// The worker loop: a path per line on standard input, a reply per line on `descriptor`,
     /// until standard input closes; then exits.
     public static func serveInputs(resultDescriptor descriptor: Int32, _ run: (String) -> Reply) -> Never {
+        serveInputs(resultDescriptor: descriptor, takesBytes: false, bytes: { _ in .rejected(reason: nil, message: "no bytes") }, paths: run)
+    }
+
+    /// The worker loop, for a loader that also takes an input's bytes (`takesBytes`: the hello
+    /// says ``WorkerProtocol/bytesFeature``, and inputs sent whole go to `bytes`) or only paths.
+    static func serveInputs(
+        resultDescriptor descriptor: Int32, takesBytes: Bool, bytes: (Data) -> Reply, paths run: (String) -> Reply
+    ) -> Never {
         func send(_ line: String) {
             let bytes = Array((line + "\n").utf8)
             var written = 0
@@ -233,20 +252,31 @@ public enum CorruptFuzzWorker {
                 written += n
             }
         }
-        send(WorkerProtocol.hello)
-        // The loop never returns: the closure is stored for it, and never checked for escaping.
-        withoutActuallyEscaping(run) { run -> Never in serveLoop(GuardedRun(run: run), descriptor, send) }
+        send(takesBytes ? WorkerProtocol.bytesHello : WorkerProtocol.hello)
+        // The loop never returns: the closures are stored for it, and never checked for escaping.
+        withoutActuallyEscaping(run) { run -> Never in
+            withoutActuallyEscaping(bytes) { bytes -> Never in
+                serveLoop(GuardedRun(run: run, runBytes: takesBytes ? bytes : nil), descriptor, send)
+            }
+        }
     }
 
     /// The worker loop's inputs, run by `call` (stored, not captured: a crash a child lives
     /// through, in `cf_worker_guarded`, abandons the frames that run it, with what they retained).
     private static func serveLoop(_ call: GuardedRun, _ descriptor: Int32, _ send: (String) -> Void) -> Never {
         var served = 0
-        while let path = readLine(strippingNewline: true) {
+        while let line = readLine(strippingNewline: true) {
             // Retired (WorkerProtocol.retireLine): a child that lived through a crash makes way
             // for one that did not.
-            if path == WorkerProtocol.retireLine { cf_worker_retire() }
-            call.path = path
+            if line == WorkerProtocol.retireLine { cf_worker_retire() }
+            // An input sent whole (`#<size>`, then its bytes), to a loader that takes bytes.
+            if call.runBytes != nil, let size = WorkerProtocol.sentSize(line.utf8) {
+                guard let sent = cf_worker_read_sent_bytes(size) else { exit(0) }  // corrupt-fuzz is gone
+                call.bytes = Data(bytesNoCopy: sent, count: size, deallocator: .free)
+            } else {
+                call.bytes = nil
+                call.path = line
+            }
             let crashed = cf_worker_guarded({ Unmanaged<GuardedRun>.fromOpaque($0!).takeUnretainedValue().start() }, Unmanaged.passUnretained(call).toOpaque())
             // An instrumented loader's 8-bit counters into corrupt-fuzz's edge map.
             cf_coverage_collect()
@@ -259,6 +289,7 @@ public enum CorruptFuzzWorker {
                 continue
             }
             call.reply = nil
+            call.bytes = nil
             send(reply.line)
             served += 1
             // After the first input, when the loader's code, its types' metadata and its lazy
@@ -269,15 +300,23 @@ public enum CorruptFuzzWorker {
         exit(0)
     }
 
-    /// One input's run, as `cf_worker_guarded` calls it.
+    /// One input's run, as `cf_worker_guarded` calls it: the file at ``path``, or the ``bytes``
+    /// sent whole.
     final class GuardedRun {
         let run: (String) -> Reply
+        let runBytes: ((Data) -> Reply)?
         var path = ""
+        var bytes: Data?
         var reply: Reply?
 
-        init(run: @escaping (String) -> Reply) { self.run = run }
+        init(run: @escaping (String) -> Reply, runBytes: ((Data) -> Reply)?) {
+            self.run = run
+            self.runBytes = runBytes
+        }
 
-        func start() { reply = run(path) }
+        func start() {
+            if let bytes, let runBytes { reply = runBytes(bytes) } else { reply = run(path) }
+        }
     }
 
     /// The protocol version a worker announces in its first line, `H 1`.

@@ -5,7 +5,9 @@
 ///
 /// corrupt-fuzz sets ``descriptorVariable`` to ``resultDescriptor`` and writes one input path per
 /// line on the worker's standard input; the worker first writes ``hello`` to the result
-/// descriptor, then one ``CorruptFuzzWorker/Reply/line`` per input.
+/// descriptor, then one ``CorruptFuzzWorker/Reply/line`` per input. A worker whose loader takes
+/// bytes says so in its hello (``bytesFeature``), and gets inputs up to ``maxSentBytes`` sent
+/// whole (``sentBytesPrefix``) instead of as a file's path.
 public enum WorkerProtocol {
     /// The version the hello announces (`H 1`); corrupt-fuzz refuses a worker of another one.
     public static let version = 1
@@ -36,13 +38,49 @@ public enum WorkerProtocol {
     /// The exit status of a child that was retired (``retireLine``).
     public static let retiredStatus: Int32 = 3
 
+    /// The hello's word for a worker whose loader takes bytes, not a path (`H 1 bytes`:
+    /// ``CorruptFuzzWorker/serve(_:validate:digest:)``, `cf_worker_main` in C): corrupt-fuzz
+    /// then sends an input of up to ``maxSentBytes`` whole on the worker's standard input, as
+    /// the line ``sentBytesPrefix`` and its size, then its bytes, and the input costs no file
+    /// (neither corrupt-fuzz's write nor the worker's open and reads). A larger input, and a
+    /// missing file, still come as a path. A worker built before it says `H 1` and gets paths.
+    public static let bytesFeature = "bytes"
+    /// The first byte of the line for an input sent whole: `#<size>`, then `size` bytes.
+    public static let sentBytesPrefix = UInt8(ascii: "#")
+    /// The largest input sent whole: under a pipe's 64 kB, so that sending it never waits for
+    /// the worker to read.
+    public static let maxSentBytes = 61_440
+
     /// The worker's first line: `H 1`.
     public static var hello: String { "H \(version)" }
+
+    /// The first line of a worker whose loader takes bytes: `H 1 bytes` (``bytesFeature``).
+    public static var bytesHello: String { hello + " " + bytesFeature }
 
     /// The version a hello line announces; nil when the line is no hello.
     public static func helloVersion(_ line: String) -> Int? {
         guard line.first == "H" else { return nil }
         return Int(line.dropFirst().trimmingPrefix(" ").prefix { $0 != " " }) ?? 0
+    }
+
+    /// The words a hello line names after its version (``bytesFeature``).
+    public static func helloFeatures(_ line: String) -> [Substring] {
+        guard line.first == "H" else { return [] }
+        return Array(line.dropFirst().split(separator: " ").dropFirst())
+    }
+
+    /// The size an input sent whole has, from its line (`#<size>`, without the newline); nil
+    /// for another line (a path).
+    public static func sentSize(_ line: some Collection<UInt8>) -> Int? {
+        guard line.first == sentBytesPrefix, line.count > 1 else { return nil }
+        var size = 0
+        for byte in line.dropFirst() {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            let (times, overflow) = size.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            size = times + Int(byte - UInt8(ascii: "0"))
+        }
+        return size
     }
 
     /// A fork server's line for a child that ended mid-input (`C <wait status> <peak kB>`), or

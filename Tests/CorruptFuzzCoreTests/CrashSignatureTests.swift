@@ -1,4 +1,4 @@
-import CorruptFuzzCore
+@testable import CorruptFuzzCore
 import Testing
 
 @Suite("Crash signatures")
@@ -27,6 +27,19 @@ struct CrashSignatureTests {
         #expect(
             CrashSignature.make(signal: 4, frames: ["parseHabit(_:at:)"], message: "Index out of range")
                 == "SIGILL: Index out of range at parseHabit(_:at:)")
+    }
+
+    @Test("a top frame with a source line names the crash by the line after its last \" at \"")
+    func sourceLineSite() {
+        #expect(CrashSignature.make(signal: 4, frames: ["loadHabits(_:) at main.swift:9"], message: nil) == "SIGILL at main.swift:9")
+        #expect(
+            CrashSignature.make(signal: 4, frames: ["look at this(_:) at /src/A at B.swift:12", "main"], message: "Fatal")
+                == "SIGILL: Fatal at B.swift:12")
+        // No line after the last " at ": the frames name it.
+        #expect(CrashSignature.make(signal: 6, frames: ["parse at once", "main"], message: nil) == "SIGABRT at parse at once ← main")
+        #expect(CrashSignature.lastAt(in: "x at y at z").map { "x at y at z"[$0...] } == "z")
+        #expect(CrashSignature.lastAt(in: " at") == nil)
+        #expect(CrashSignature.lastAt(in: "é at ü").map { "é at ü"[$0...] } == "ü")
     }
 
     @Test("a stack overflow is named by the function that recursed, not by where the stack ran out")

@@ -124,6 +124,8 @@ struct CrashHandlerTests {
         #expect(messages["B"]?.count == 1 && messages["B"]?.first?.contains("d[0] == 'B'") == true, "\(messages)")
         // Once both sites are known, one child serves on through both asserts.
         #expect(Set(servedBy).count == 1, "\(servedBy): the children did not live through the asserts")
+        // cf_worker_main's loader takes bytes: the inputs went whole, without a file.
+        #expect(executor.inputsSentWhole >= 18, "\(executor.inputsSentWhole)")
     }
 
     /// An ASan loader: a heap overflow, and 4 GB allocated 100 MB at a time.

@@ -363,6 +363,44 @@ struct WorkerExecutorTests {
         #expect(!WorkerExecutor.heldCheckDue(next: 200, last: last, now: { start + .seconds(30) }))
     }
 
+    @Test(
+        "a loader that takes bytes gets an input sent whole, whatever its bytes (newlines, #, every value, none), a large one and a missing file as before; a loader of paths gets files"
+    )
+    func inputsSentWhole() throws {
+        func expected(_ bytes: [UInt8]) -> Outcome {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return .accepted(digest: "\(bytes.count) \(hash)")
+        }
+        let everyValue = (0..<4).flatMap { _ in (0...255).map(UInt8.init) }
+        let inputs: [[UInt8]] = [
+            Array("#12\n#\n\n".utf8), everyValue, [], Array("\n".utf8), [UInt8](repeating: 0x23, count: WorkerProtocol.maxSentBytes),
+            [UInt8](repeating: 0x0A, count: WorkerProtocol.maxSentBytes + 1), Array("after a file".utf8),
+        ]
+        for (mode, whole) in [("digest", 6), ("digest-paths", 0)] {
+            let executor = try worker(mode)
+            for bytes in inputs {
+                let outcome = try executor.execute(TestInput(bytes: bytes, seedName: "s"), slot: 0).outcome
+                #expect(outcome == expected(bytes), "\(mode): \(bytes.count) bytes")
+            }
+            let missing = try executor.execute(TestInput(bytes: nil, seedName: "s"), slot: 0).outcome
+            guard case .rejected(let reason, _, _) = missing else { Issue.record("\(mode): \(missing)"); continue }
+            #expect(reason?.rawValue == "not-found", "\(mode): \(missing)")
+            // All but the one past the limit went whole to the loader that takes bytes.
+            #expect(executor.inputsSentWhole == whole, "\(mode)")
+        }
+    }
+
+    @Test("with sending bytes off (CORRUPT_FUZZ_SEND_BYTES=0), every input is a file, also for a loader that takes bytes")
+    func sendBytesOff() throws {
+        let executor = try WorkerExecutor(
+            path: BuiltProducts.path("WorkerFixture"), arguments: ["digest"], environment: [:], limits: .init(timeoutMilliseconds: 2000),
+            slots: 1, sendBytes: false)
+        let outcome = try executor.execute(TestInput(bytes: Array("OK".utf8), seedName: "s"), slot: 0).outcome
+        #expect(outcome.word == "accepted", "\(outcome)")
+        #expect(executor.inputsSentWhole == 0)
+    }
+
     @Test("a worker that keeps state between inputs shows in its stability")
     func stability() throws {
         let leaky = try worker("leaky")

@@ -22,6 +22,22 @@ struct WorkerProtocolTests {
         #expect(WorkerProtocol.retireLine == String(UnicodeScalar(UInt8(CF_WORKER_RETIRE))))
         #expect(WorkerProtocol.retiredStatus == CF_WORKER_RETIRED_STATUS)
         #expect(WorkerProtocol.hello == "\(letters[0]) \(CF_WORKER_PROTOCOL_VERSION)")
+        #expect(CF_WORKER_BYTES_FEATURE == WorkerProtocol.bytesFeature)
+        #expect(UInt8(CF_WORKER_SENT_BYTES) == WorkerProtocol.sentBytesPrefix)
+        #expect(Int(CF_WORKER_MAX_SENT_BYTES) == WorkerProtocol.maxSentBytes)
+    }
+
+    @Test("a hello's words after its version; the line of an input sent whole")
+    func bytesFeature() {
+        #expect(WorkerProtocol.helloFeatures(WorkerProtocol.bytesHello) == ["bytes"])
+        #expect(WorkerProtocol.helloVersion(WorkerProtocol.bytesHello) == 1)
+        #expect(WorkerProtocol.helloFeatures("H 1").isEmpty)
+        #expect(WorkerProtocol.helloFeatures("R 1 bytes").isEmpty)
+        #expect(WorkerProtocol.sentSize("#0".utf8) == 0)
+        #expect(WorkerProtocol.sentSize("#61440".utf8) == 61_440)
+        for line in ["#", "#-1", "# 1", "#1x", "/tmp/input-0", "#99999999999999999999999"] {
+            #expect(WorkerProtocol.sentSize(line.utf8) == nil, "\(line)")
+        }
     }
 
     @Test(

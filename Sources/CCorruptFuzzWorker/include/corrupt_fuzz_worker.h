@@ -21,7 +21,10 @@
 // for each, the worker writes one line to the result descriptor:
 // `A <digest>` (accepted), `V <message>` (accepted, but the app's own check of the value
 // failed) or `R <reason|-> <message>` (rejected). Newlines in the text become spaces there
-// (a one-shot run prints them as they are). Without
+// (a one-shot run prints them as they are). A worker whose loader takes bytes (cf_worker_main)
+// says `H 1 bytes`: corrupt-fuzz then sends an input of up to CF_WORKER_MAX_SENT_BYTES whole,
+// as the line `#<size>` followed by its bytes, instead of writing a file and sending its path
+// (larger inputs, and a missing file, still come as a path). Without
 // CORRUPT_FUZZ_WORKER_FD, cf_worker_main loads argv[1] (or standard input) once, prints the
 // digest and returns 0, or prints `reason: WORD` and the message on stderr and returns 1.
 //
@@ -52,8 +55,19 @@ enum {
     /// corrupt-fuzz's line (this byte alone) to a fork server's child that lived through a trap,
     /// when it wants inputs run by a child that did not (a recheck): the child exits
     /// (status CF_WORKER_RETIRED_STATUS), and its server says `C` for it and lets the spare serve.
-    CF_WORKER_RETIRE = 0x01
+    CF_WORKER_RETIRE = 0x01,
+    /// The first byte of corrupt-fuzz's line for an input sent whole: `#<size>`, then that many
+    /// bytes (to a worker whose hello has the word CF_WORKER_BYTES_FEATURE).
+    CF_WORKER_SENT_BYTES = '#'
 };
+/// The hello's word for a worker that takes an input's bytes on its standard input
+/// (`H 1 bytes`): one whose loader gets bytes, not a path (cf_worker_main, not
+/// cf_worker_main_paths). Its inputs then cost no file: neither corrupt-fuzz's write nor the
+/// worker's open and reads.
+#define CF_WORKER_BYTES_FEATURE "bytes"
+/// The largest input corrupt-fuzz sends whole (below a pipe's 64 kB, so that sending it never
+/// waits for the worker); a larger one comes as a path.
+#define CF_WORKER_MAX_SENT_BYTES 61440
 /// A retired child's exit status.
 #define CF_WORKER_RETIRED_STATUS 3
 /// Exits as a retired child does (CF_WORKER_RETIRE): with CF_WORKER_RETIRED_STATUS.
@@ -84,6 +98,12 @@ typedef int (*cf_worker_load_fn)(const uint8_t *data, size_t size, cf_worker_rep
 void cf_worker_accept(cf_worker_reply *reply, const char *digest);
 void cf_worker_accept_invalid(cf_worker_reply *reply, const char *message);
 void cf_worker_reject(cf_worker_reply *reply, const char *reason, const char *message);
+
+/// Reads an input sent whole (`#<size>` line, CF_WORKER_SENT_BYTES): its `size` bytes from
+/// standard input, into memory of exactly that size from malloc (at least one byte), which the
+/// caller frees; NULL when standard input ends first or there is no memory. For worker loops
+/// written in other languages on top of this file (CorruptFuzzWorker.serve in Swift).
+uint8_t *cf_worker_read_sent_bytes(size_t size);
 
 /// Loads the input at `path` (NULL: standard input), opening the file itself as an app does.
 typedef int (*cf_worker_load_path_fn)(const char *path, cf_worker_reply *reply);

@@ -21,6 +21,8 @@
 //                          with the allocator's lock held)
 //   WorkerFixture locking  strict, holding a lock while it loads: a process that lives through
 //                          its trap (a zero byte) waits forever for the lock on its next input
+//   WorkerFixture digest   accepts every input with `<size> <FNV-1a hash>` as the digest
+//   WorkerFixture digest-paths  the same, opening the file itself (CorruptFuzzWorker.serveFiles)
 // or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
 import CorruptFuzzWorker
 import Foundation
@@ -40,6 +42,13 @@ nonisolated(unsafe) var seen: Set<Data> = []
     for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
     let table = [0, 1]
     return table[hash % 3 == 0 ? 2 : Int(hash % 2)]
+}
+
+/// The `digest` modes' digest: the size and the FNV-1a hash of the bytes.
+func digest(of bytes: [UInt8]) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return "\(bytes.count) \(hash)"
 }
 
 /// The `scarred` mode's mark: loads started and not finished (one, while an input loads).
@@ -109,6 +118,13 @@ case "locking":
         if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
         guard bytes.starts(with: Array("OK".utf8)) else { throw LoadError(reason: "corrupt", message: "no OK") }
         return String(decoding: bytes, as: UTF8.self)
+    }
+case "digest":
+    CorruptFuzzWorker.serve { (data: Data) -> String in digest(of: [UInt8](data)) }
+case "digest-paths":
+    CorruptFuzzWorker.serveFiles { (path: String?) throws(LoadError) -> String in
+        guard let path, let data = FileManager.default.contents(atPath: path) else { throw LoadError(reason: "not-found", message: "no file") }
+        return digest(of: [UInt8](data))
     }
 case "leaky":
     CorruptFuzzWorker.serve { (data: Data) throws(LoadError) -> Int in
