@@ -1,8 +1,10 @@
 // The least a job can do per input with a persistent worker: the protocol's own system calls
 // and nothing else. It runs a corrupt-fuzz worker (corrupt_fuzz_worker.h's protocol, with its
-// fork server) the way a job of `corrupt-fuzz run --worker` does (the input file written over
-// the kept one: fstat, pwrite, ftruncate when it shrinks; the command line on the worker's
-// standard input; the answer read first, polled for only when it is not there yet), on one CPU
+// fork server) the way a job of `corrupt-fuzz run --worker` does (to a worker that says
+// `H 1 bytes`, the input sent whole on its standard input, `#<size>` and the bytes in one
+// write; to another, the input file written over the kept one: fstat, pwrite, ftruncate when it
+// shrinks, and the file's path as the command line; the answer read first, polled for only when
+// it is not there yet), on one CPU
 // with its worker, but makes each input by flipping one byte of a seed and neither validates,
 // judges nor counts behaviours. Its share of the core is the floor for a job's share with that
 // worker (peer-share.py prints it beside corrupt-fuzz's).
@@ -56,6 +58,9 @@ static void fail(const char *what) {
     exit(2);
 }
 
+/// Whether the last line read (a hello) ended with the word `bytes`.
+static int said_bytes = 0;
+
 /// The next answer line's first byte; -1 when the worker is gone.
 static int read_answer(int fd) {
     static char buffer[16384];
@@ -64,6 +69,7 @@ static int read_answer(int fd) {
         char *newline = memchr(buffer, '\n', held);
         if (newline) {
             int first = held > 0 ? buffer[0] : -1;
+            said_bytes = newline - buffer >= 6 && memcmp(newline - 6, " bytes", 6) == 0;
             size_t used = (size_t)(newline - buffer) + 1;
             memmove(buffer, buffer + used, held - used);
             held -= used;
@@ -146,7 +152,8 @@ int main(int argc, char **argv) {
 
     int input = open(input_path, O_RDWR | O_CREAT, 0600);
     if (input < 0) fail(input_path);
-    uint8_t *buffer = malloc(1 << 20);
+    int sends_bytes = said_bytes;
+    uint8_t *buffer = malloc((1 << 20) + 32);
     uint64_t random = 0x9E3779B97F4A7C15ULL;
     long inputs = 0, measured = 0;
     double start = now(), end = start + seconds, window_start = 0, window_cpu = 0;
@@ -160,6 +167,17 @@ int main(int argc, char **argv) {
         }
         random ^= random << 13, random ^= random >> 7, random ^= random << 17;
         seed *from = &seeds[random % count];
+        if (sends_bytes && from->size <= 61440) {
+            // As a job sends an input whole: its line and bytes in one write.
+            int header = snprintf((char *)buffer, 32, "#%zu\n", from->size);
+            memcpy(buffer + header, from->bytes, from->size);
+            buffer[header + (random >> 16) % from->size] ^= (uint8_t)(1u << ((random >> 8) & 7));
+            size_t length = (size_t)header + from->size;
+            if (write(commands[1], buffer, length) != (ssize_t)length) fail("write");
+            if (read_answer(results[0]) < 0) { fprintf(stderr, "floor-driver: the worker ended\n"); return 2; }
+            inputs++;
+            continue;
+        }
         memcpy(buffer, from->bytes, from->size);
         buffer[(random >> 16) % from->size] ^= (uint8_t)(1u << ((random >> 8) & 7));
         // As a job writes its input: over the kept file, cut when it shrinks.
