@@ -147,7 +147,7 @@ public enum CorruptFuzzWorker {
 
     /// The reason word of an error, as apps write their errors. The first rule that gives one:
     ///
-    /// 1. a stored `reason` property: a String, or a String-backed value (``Reason``-like, an
+    /// 1. a stored `reason` property: a String, or a String-backed value (`Reason`-like, an
     ///    enum with raw values);
     /// 2. the error is itself an enum with String raw values that are words
     ///    (`enum LoadError: String, Error { case corrupt, notFound = "not-found" }`);

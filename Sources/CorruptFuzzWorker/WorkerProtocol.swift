@@ -1,6 +1,6 @@
 /// The persistent-worker protocol, in one place for both sides: the worker (``CorruptFuzzWorker``
 /// in Swift, `corrupt_fuzz_worker.h` in C, whose `CF_WORKER_*` constants a test compares with
-/// these) and corrupt-fuzz's executor, which reads the lines with ``reply(from:)`` and checks the
+/// these) and corrupt-fuzz's executor, which reads the lines with ``reply(from:)-([UInt8])`` and checks the
 /// hello's version with ``helloVersion(_:)``.
 ///
 /// corrupt-fuzz sets ``descriptorVariable`` to ``resultDescriptor`` and writes one input path per
