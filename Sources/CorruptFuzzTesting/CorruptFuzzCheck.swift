@@ -255,9 +255,21 @@ struct InProcessExecutor: Executor {
     /// Reads this process's edge map around each call, when code in it is instrumented.
     let coverage: InProcessCoverage?
 
+    /// Whether this process has instrumented code (its edge map is the process's, one for all
+    /// threads).
+    let instrumented: Bool
+
+    /// Inputs of in-process checks run one at a time in a process with instrumented code: the
+    /// edge map counts every thread's edges, so an input run beside another check's (Swift
+    /// Testing runs tests in parallel) would take the other loader's edges for its own, and a
+    /// seeded check would not make the same inputs twice (with coverage off too: its loader's
+    /// edges would land in the other check's map).
+    static let oneInputAtATime = NSLock()
+
     init(coverage: Bool = false, body: @escaping @Sendable ([UInt8]) -> Outcome) {
         self.body = body
-        self.coverage = coverage && cf_coverage_edges() > 0 ? InProcessCoverage() : nil
+        instrumented = cf_coverage_edges() > 0
+        self.coverage = coverage && instrumented ? InProcessCoverage() : nil
     }
 
     /// Runs the loader. The call is not timed: reading the clock twice would cost more than
@@ -266,9 +278,11 @@ struct InProcessExecutor: Executor {
         guard let bytes = input.bytes else {
             return Execution(outcome: .rejected(reason: .notFound, exitCode: 1, message: nil))
         }
+        if instrumented { Self.oneInputAtATime.lock() }
         coverage?.beforeRun()
         let outcome = body(bytes)
         let sample = coverage?.afterRun(input: input)
+        if instrumented { Self.oneInputAtATime.unlock() }
         // The digest is read through a property rather than matched here: binding it copied
         // the whole outcome for every input.
         return Execution(outcome: outcome, stdout: outcome.acceptedDigest.map { Array($0.utf8) } ?? [], coverage: sample)

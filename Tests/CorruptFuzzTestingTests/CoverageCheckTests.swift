@@ -36,6 +36,33 @@ struct CoverageCheckTests {
     }
 
     /// (Linux: the maze's target is instrumented there only, Package.swift.)
+    @Test(
+        "a seeded check makes the same inputs whether or not another check runs instrumented code beside it (the edge map is the process's)",
+        .enabled(if: isLinux))
+    func noCrosstalk() {
+        // Each run with its own regression folder: the second must not replay the first's.
+        func counted(_ name: String) -> UInt64 {
+            verifyLoaderSurvivesCorruption(
+                name, format: MazeFormat(), seeds: [seed],
+                options: .init(runs: 3_000, seed: 7, isolation: .inProcess, regressions: scratchRegressions(name))
+            ) { data in data.count }.inputSequenceHash
+        }
+        defer { for name in ["crosstalk-alone", "crosstalk-beside"] { try? FileManager.default.removeItem(at: scratchRegressions(name)) } }
+        let alone = counted("crosstalk-alone")
+        // The maze loader, coverage off, runs on another thread all the while.
+        let group = DispatchGroup()
+        let started = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async(group: group) {
+            started.signal()
+            _ = check(coverage: false, runs: 400_000)
+        }
+        started.wait()
+        Thread.sleep(forTimeInterval: 0.05)
+        let beside = counted("crosstalk-beside")
+        group.wait()
+        #expect(alone == beside)
+    }
+
     @Test("the instrumented maze loader's exit is found with coverage, and not without it in the same runs", .enabled(if: isLinux))
     func maze() {
         let with = check(coverage: true, runs: 60_000)
