@@ -77,8 +77,9 @@ public enum WorkerProtocol {
         for byte in line.dropFirst() {
             guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
             let (times, overflow) = size.multipliedReportingOverflow(by: 10)
-            guard !overflow else { return nil }
-            size = times + Int(byte - UInt8(ascii: "0"))
+            let (sum, carried) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflow, !carried else { return nil }
+            size = sum
         }
         return size
     }

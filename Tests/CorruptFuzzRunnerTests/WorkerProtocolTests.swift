@@ -35,7 +35,9 @@ struct WorkerProtocolTests {
         #expect(WorkerProtocol.helloFeatures("R 1 bytes").isEmpty)
         #expect(WorkerProtocol.sentSize("#0".utf8) == 0)
         #expect(WorkerProtocol.sentSize("#61440".utf8) == 61_440)
-        for line in ["#", "#-1", "# 1", "#1x", "/tmp/input-0", "#99999999999999999999999"] {
+        #expect(WorkerProtocol.sentSize("#\(Int.max)".utf8) == Int.max)
+        // Past Int.max by the last digit's addition, not only by a multiplication: nil, no trap.
+        for line in ["#", "#-1", "# 1", "#1x", "/tmp/input-0", "#99999999999999999999999", "#9223372036854775808"] {
             #expect(WorkerProtocol.sentSize(line.utf8) == nil, "\(line)")
         }
     }
