@@ -124,3 +124,20 @@ int cf_thread_cpu_list(char *text, size_t capacity) {
     return -1;
 }
 #endif
+
+// Thread names: outside the Linux-only part above, since Darwin names threads too.
+#include <pthread.h>
+#include <stdio.h>
+
+int cf_name_thread(const char *name) {
+    // Linux keeps 15 bytes and a NUL, and refuses a longer name (ERANGE).
+    char cut[16];
+    snprintf(cut, sizeof cut, "%s", name);
+#if defined(__APPLE__)
+    return pthread_setname_np(cut) == 0 ? 0 : -1;
+#elif defined(__linux__)
+    return pthread_setname_np(pthread_self(), cut) == 0 ? 0 : -1;
+#else
+    return -1;
+#endif
+}

@@ -533,6 +533,9 @@ public final class Campaign: @unchecked Sendable {
         for (job, cpu) in zip(jobs, cpus) {
             running.enter()
             let thread = Thread {
+                // Told apart from the calling thread in top, perf and /proc (the benchmarks of
+                // a job's share of its core read it).
+                _ = cf_name_thread("cf-job \(job.index + 1)")
                 CPUBinding.bound(to: cpu) { job.run(plan) }
                 running.leave()
             }

@@ -42,6 +42,36 @@ struct JobsTests {
         #expect(Set(a.findings.map(\.finding.kind)) == [.crash, .silentAcceptance, .wrongReason])
     }
 
+    #if os(Linux)
+        /// The planted loader, noting the name of each thread that runs an input.
+        final class NamingSlots: Executor, @unchecked Sendable {
+            let slots: Int
+            private let lock = NSLock()
+            private var seen: [Int: Set<String>] = [:]
+            init(slots: Int) { self.slots = slots }
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .newlines) ?? "?"
+                lock.withLock { _ = seen[slot, default: []].insert(name) }
+                return PlantedBugExecutor().execute(input, slot: slot)
+            }
+            var names: [Int: Set<String>] { lock.withLock { seen } }
+        }
+
+        @Test("each job runs on a thread named for it (top -H, perf and /proc tell the jobs apart)")
+        func namedJobThreads() throws {
+            let executor = NamingSlots(slots: 2)
+            var configuration = FuzzConfiguration()
+            configuration.maxRuns = 400
+            configuration.minimize = false  // minimization runs on threads of its own
+            _ = try Campaign(
+                executor: executor, targetName: "planted", targetCommand: "planted @@", takesPath: true,
+                validator: strictValidator, seeds: seeds, configuration: configuration
+            ).run()
+            #expect(executor.names == [0: ["cf-job 1"], 1: ["cf-job 2"]])
+        }
+    #endif
+
     @Test("two jobs split the deterministic stages, and find what one job finds")
     func twoJobsFindWhatOneFinds() throws {
         let two = try run(slots: 2, seed: 0, runs: 3000)

@@ -155,6 +155,10 @@ int cf_bind_thread(int cpu, cf_cpu_mask *saved);
 int cf_restore_thread(const cf_cpu_mask *saved);
 /// The calling thread's CPUs as a list (`0,1`), for tests; -1 where it cannot be told.
 int cf_thread_cpu_list(char *text, size_t capacity);
+/// Names the calling thread as top -H, perf and /proc/PID/task/TID/comm (Linux) or a debugger
+/// (Darwin) show it, cut to 15 bytes; 0, or -1 when it cannot. (Foundation's `Thread.name`
+/// does not reach the system's name on Linux.)
+int cf_name_thread(const char *name);
 
 #ifdef __cplusplus
 }
