@@ -50,7 +50,8 @@ struct JobsTests {
             private var seen: [Int: Set<String>] = [:]
             init(slots: Int) { self.slots = slots }
             func execute(_ input: TestInput, slot: Int) -> Execution {
-                let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+                let name =
+                    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
                     .trimmingCharacters(in: .newlines) ?? "?"
                 lock.withLock { _ = seen[slot, default: []].insert(name) }
                 return PlantedBugExecutor().execute(input, slot: slot)
