@@ -3,7 +3,7 @@
 app's validator (`--validator`), one process per input (no worker), two builds of corrupt-fuzz
 side by side, same loaders, same seeds, same run.
 
-    python3 Benchmarks/first-findings/app-rules.py --before DIR --after DIR [--loaders DIR]
+    python3 Benchmarks/first-findings/app-rules.py [--before DIR] --after DIR [--loaders DIR]
         [--seconds 60] [--seeds 0 1 2] [--jobs 2] [--pair friend-list|notes]
 
 DIR holds a `corrupt-fuzz` binary; --loaders (default: --after) holds the loaders, used by both
@@ -37,7 +37,7 @@ def campaign(binary, loaders, pair, seconds, seed, jobs, reports):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--before", required=True)
+    parser.add_argument("--before", help="omitted: the --after build alone")
     parser.add_argument("--after", required=True)
     parser.add_argument("--loaders")
     parser.add_argument("--seconds", type=int, default=60)
@@ -46,8 +46,8 @@ def main():
     parser.add_argument("--pair", choices=sorted(PAIRS), default="friend-list")
     args = parser.parse_args()
     loaders = os.path.abspath(args.loaders or args.after)
-    sides = {"before": os.path.abspath(os.path.join(args.before, "corrupt-fuzz")),
-             "after": os.path.abspath(os.path.join(args.after, "corrupt-fuzz"))}
+    sides = {"before": os.path.abspath(os.path.join(args.before, "corrupt-fuzz"))} if args.before else {}
+    sides["after"] = os.path.abspath(os.path.join(args.after, "corrupt-fuzz"))
     results = {side: [] for side in sides}
     executions = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as work:
@@ -60,15 +60,15 @@ def main():
     signatures = sorted({s for side in results.values() for found in side for s in found},
                         key=lambda s: min([f[s] for side in results.values() for f in side if s in f]))
     print(f"{args.pair}: {args.seconds} s per campaign, seeds {args.seeds}, jobs {args.jobs}; "
-          f"executions per campaign (median) before {statistics.median(executions['before'])}, after {statistics.median(executions['after'])}\n")
-    print("| finding | before: median s (seeds) | after: median s (seeds) |")
-    print("|---|---:|---:|")
+          "executions per campaign (median) " + ", ".join(f"{side} {statistics.median(executions[side])}" for side in sides) + "\n")
+    print("| finding | " + " | ".join(f"{side}: median s (seeds)" for side in sides) + " |")
+    print("|---|" + "---:|" * len(sides))
     for signature in signatures:
         cells = []
         for side in sides:
             times = [found[signature] for found in results[side] if signature in found]
             cells.append(f"{statistics.median(times):.1f} ({len(times)}/{len(args.seeds)})" if times else f"- (0/{len(args.seeds)})")
-        print(f"| `{signature[:110]}` | {cells[0]} | {cells[1]} |")
+        print(f"| `{signature[:110]}` | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
