@@ -75,25 +75,20 @@ public enum CrashSignature {
         return frames
     }
 
-    /// How many frames a crash site's key (``siteKey(signal:in:)``) hashes.
-    public static let siteKeyFrames = 4
-
-    /// A cheap key of a crash site: the signal and the top frames (``siteKeyFrames``) as module
-    /// file name and offset, as the crash reporter of C targets and an unsymbolized sanitizer
-    /// report print them (`#0 0x55d2 in parse+0x34 (/work/parser+0x11b4)`), hashed; nil when the
-    /// report names no frame that way. Offsets within a module are the same in every run of the
-    /// same binary, so two crashes with one key crashed at the same instruction by the same
-    /// path, and the full report made for one (symbolicated, slow) is the other's too. Frames of
-    /// the C library and the Swift runtime on top (``isRuntimeModule(_:)``: `abort`, `raise`,
-    /// `__assert_fail`, `swift::fatalError`) are passed over when frames of other code follow:
-    /// every failed `assert` of a loader has the same four of them, and only its caller tells
-    /// one from another. It reads the report's bytes once and builds no strings: it runs for
-    /// every crash of a campaign.
+    /// A cheap key of a crash site: the signal and the frames (up to 64) as module file name and
+    /// offset, as the crash reporter of C targets and an unsymbolized sanitizer report print them
+    /// (`#0 0x55d2 in (/work/parser+0x11b4)`), hashed; nil when the report names no frame that
+    /// way. Offsets within a module are the same in every run of the same binary, so two crashes
+    /// with one key crashed at the same instruction by the same path, and the outcome made for
+    /// one (its frames named) is the other's too. Frames of the C library and the Swift runtime
+    /// on top (``isRuntimeModule(_:)``: `abort`, `raise`, `__assert_fail`, `swift::fatalError`)
+    /// are passed over: every failed `assert` of a loader has the same four of them. It reads the
+    /// report's bytes once and builds no strings: it runs for every crash of a campaign.
     public static func siteKey(signal: Int32, in stderr: [UInt8]) -> UInt64? {
         var hash = FNV1a()
         hash.add(withUnsafeBytes(of: signal.littleEndian) { Array($0) })
         // The frames' "MODULE+0xOFFSET" ranges, and whether each is the runtime's.
-        let most = 16
+        let most = 64
         var frames: [(range: Range<Int>, runtime: Bool)] = []
         frames.reserveCapacity(most)
         var lineStart = 0
@@ -119,8 +114,10 @@ public enum CrashSignature {
                 }
                 lineStart = lineEnd + 1
             }
+            // Every frame below the raising ones: which frames a signature keeps is decided by
+            // their names (a program's own `die()` is passed over), which the key does not know.
             let own = frames.firstIndex { !$0.runtime } ?? 0
-            for frame in frames[own...].prefix(siteKeyFrames) {
+            for frame in frames[own...] {
                 hash.add(UnsafeBufferPointer(rebasing: bytes[frame.range]))
                 hash.add(CollectionOfOne(0))
             }
@@ -146,7 +143,11 @@ public enum CrashSignature {
     /// same wherever the stack ran out. Callers ask only for a memory fault (a trap 16 calls deep
     /// into a recursive parser is that trap).
     public static func recursion(in stderr: String) -> String? {
-        let symbols = crashedThreadFrames(in: stderr).map(\.symbol)
+        recursion(symbols: crashedThreadFrames(in: stderr).map(\.symbol))
+    }
+
+    /// ``recursion(in:)`` of the crashed thread's frames' names, top first.
+    static func recursion(symbols: [String]) -> String? {
         for period in 1...24 {
             // Positions whose frame is the one `period` further down, in a row.
             let wanted = min(max(15, 6 * period), 28)
@@ -325,7 +326,7 @@ public enum CrashSignature {
         symbol.hasPrefix("cf_worker_") || symbol.contains("CorruptFuzzWorker.")
     }
 
-    private static func isRuntimeFrame(_ symbol: String) -> Bool {
+    static func isRuntimeFrame(_ symbol: String) -> Bool {
         runtimePrefixes.contains { symbol.hasPrefix($0) } || runtimeFragments.contains { symbol.contains($0) }
     }
 }

@@ -94,14 +94,19 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
     /// For a sanitized `executable`, the sanitizer's options carry `limit` (``SanitizedExecutable``).
     public static func targetEnvironment(adding extra: [String: String], executable: String? = nil, limit: Int64 = 0) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
-        env["SWIFT_BACKTRACE"] = env["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=128"
+        let handler = crashHandler()
+        // Swift's backtracer off when corrupt-fuzz's crash reporter names the frames (its report
+        // takes microseconds, goes through libc's abort(), and reads the same in every mode);
+        // the user's SWIFT_BACKTRACE wins.
+        env["SWIFT_BACKTRACE"] =
+            env["SWIFT_BACKTRACE"] ?? (handler != nil ? "enable=no" : "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=128")
         // A sanitizer runtime linked dynamically (gcc's) refuses to start when another library
         // is preloaded before it, unless told not to check.
         var asan = env["ASAN_OPTIONS"] ?? "abort_on_error=1:detect_leaks=0:allocator_may_return_null=1"
         if !asan.contains("verify_asan_link_order") { asan += (asan.isEmpty ? "" : ":") + "verify_asan_link_order=0" }
         env["ASAN_OPTIONS"] = asan
         env["UBSAN_OPTIONS"] = env["UBSAN_OPTIONS"] ?? "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
-        var preload = [crashHandler()].compactMap { $0 } + (env["LD_PRELOAD"].map { [$0] } ?? [])
+        var preload = [handler].compactMap { $0 } + (env["LD_PRELOAD"].map { [$0] } ?? [])
         for (key, value) in extra {
             if key == "LD_PRELOAD" { preload.append(value) } else { env[key] = value }
         }
@@ -295,8 +300,26 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
 
     /// A crash's signal, top frames and message; without a message, the top frame names the
     /// trap site, so distinct traps in one function stay distinct findings.
-    static func crash(signal: Int32, _ stderr: String) -> Outcome {
+    ///
+    /// A report whose frames are modules and offsets (corrupt-fuzz's crash reporter, a
+    /// sanitizer's unsymbolized report) has them named here (``Symbolizer``), the same way in
+    /// every mode that runs a target; a report that names its frames itself (Swift's
+    /// backtracer, when `SWIFT_BACKTRACE` turns it on; a sanitizer that symbolized) is read as
+    /// it is.
+    static func crash(signal: Int32, _ stderr: String, symbolizer: Symbolizer = .shared) -> Outcome {
         let message = CrashSignature.message(in: stderr)
+        let raw = CrashSignature.rawFrames(in: stderr)
+        if !raw.isEmpty {
+            let frames = symbolizer.symbolize(raw)
+            if signal == SIGSEGV || signal == SIGBUS || message == "stack-overflow", let function = CrashSignature.recursion(in: frames) {
+                return .crashed(signal: signal, frames: [function], message: "stack overflow (unbounded recursion)")
+            }
+            let chosen = CrashSignature.signatureFrames(frames, site: message == nil)
+            let why = message ?? chosen.runtimeFailure
+            // Without a message, the site (a line, or the instruction) tells traps apart.
+            let kept = message == nil && chosen.runtimeFailure != nil ? CrashSignature.signatureFrames(frames, site: false).frames : chosen.frames
+            return .crashed(signal: signal, frames: kept, message: why)
+        }
         // A stack overflow (a fault, or a sanitizer's report of one; a trap 16 calls deep in a
         // recursive parser is that trap): one bug wherever the stack happened to run out.
         if signal == SIGSEGV || signal == SIGBUS || message == "stack-overflow", let function = CrashSignature.recursion(in: stderr) {

@@ -16,13 +16,12 @@ import Foundation
 ///   (its runtime, its libraries, its set-up). A worker that cannot fork (more than one thread)
 ///   or does not know the variable serves inputs itself and dies on a crash; this executor then
 ///   starts a new one.
-/// - Its crash reports are the cheap kind (Linux, with the crash reporter preloaded: Swift's
-///   backtracer is turned off unless `SWIFT_BACKTRACE` is set, and sanitizers do not
-///   symbolize): each frame as module and offset, keyed by ``CrashSignature/siteKey(signal:in:)``.
-///   A site's first crash is run once more in a fresh worker that writes the full report
-///   (symbolicated frames, source lines), and that report, read once, is the outcome of every
-///   crash at the site: a known site's crash costs a key and a lookup, no symbolication and no
-///   parsing.
+/// - Its crash reports are the crash reporter's (Linux, preloaded: Swift's backtracer is
+///   turned off unless `SWIFT_BACKTRACE` is set, and sanitizers do not symbolize): each frame as
+///   module and offset, keyed by ``CrashSignature/siteKey(signal:in:)``. A site's first crash
+///   has its frames named (``Symbolizer``, as every other mode names them: one crash, one
+///   signature), and that outcome is every later crash's with the same key: a known site's
+///   crash costs a key and a lookup, no symbolication and no parsing.
 /// - A child lives through a crash (a trap, an abort, a memory fault:
 ///   ``WorkerProtocol/recoverVariable``, up to ``crashesPerChild``
 ///   times): it answers `C … r` and serves on, so a known site costs no fork either. What such a
@@ -248,7 +247,7 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
         sendsBytes = sendBytes && inherited[Self.sendBytesVariable] != "0"
         // Cheap reports need the crash reporter, which prints module and offset for every frame.
         if self.forkServer, ProcessExecutor.crashHandler() != nil {
-            var cheap = ["CORRUPT_FUZZ_CRASH_FRAMES": "1"]
+            var cheap: [String: String] = [:]
             if inherited["SWIFT_BACKTRACE"] == nil, environment["SWIFT_BACKTRACE"] == nil { cheap["SWIFT_BACKTRACE"] = "enable=no" }
             // The crash reporter hands a crash to the child, which lives through it: a known
             // site's crash costs a report, not a fork (`0` in either environment: never).
@@ -387,35 +386,33 @@ public final class WorkerExecutor: Executor, @unchecked Sendable {
             .execution
     }
 
-    /// `execution`, a crash with a cheap report whose site is `key`, with the site's outcome and
-    /// full report: the one made before, or one made now by running `input` once more in a fresh
-    /// worker that writes full reports. When that run does not crash, the cheap report, read
-    /// now, stays the site's report, so the site is not run again for every crash; unless the
-    /// crash came from a process that had lived through a crash (`tainted`): then it may have
-    /// come of what that crash left, and the fresh run's execution is the input's.
+    /// `execution`, a crash with a cheap report whose site is `key`, with the site's outcome: the
+    /// one made before for the key, or the report's frames named now (``ProcessExecutor/crash(signal:_:symbolizer:)``,
+    /// as every mode names them), once per key. A crash that came from a process that had lived
+    /// through a crash (`tainted`) may have come of what that crash left: the input runs once
+    /// more in a fresh worker, and what it does there is its outcome.
     private func withFullReport(
         _ execution: Execution, key: UInt64, of input: TestInput, slot: Int, tainted: Bool
     ) throws(CorruptFuzzError) -> Execution {
         var full = execution
         if let known = crashSites.withLock({ $0[key] }) {
             full.outcome = known.outcome
-            full.stderr = known.stderr
             full.fullReportMicroseconds = known.microseconds
             return full
         }
+        guard case .crashed(let signal, _, _) = execution.outcome else { return execution }
+        var site = CrashSite(
+            outcome: ProcessExecutor.crash(signal: signal, String(decoding: execution.stderr, as: UTF8.self)), stderr: execution.stderr,
+            microseconds: execution.microseconds)
+        // The process that lived through a new site's crash is not trusted with what comes
+        // next (the next input gets a new worker), and a crash from one that had lived through
+        // another is shown again in a fresh worker before it counts.
         stop(slot)
-        let again = try run(input, slot: slot, plain: true).execution
-        stop(slot)  // the next input gets a worker with a fork server again
-        let site: CrashSite
-        if case .crashed = again.outcome {
+        if tainted {
+            let again = try run(input, slot: slot, plain: true).execution
+            stop(slot)  // the next input gets a worker with a fork server again
+            guard case .crashed = again.outcome else { return again }
             site = CrashSite(outcome: again.outcome, stderr: again.stderr, microseconds: again.microseconds)
-        } else if tainted {
-            return again
-        } else {
-            guard case .crashed(let signal, _, _) = execution.outcome else { return execution }
-            site = CrashSite(
-                outcome: ProcessExecutor.crash(signal: signal, String(decoding: execution.stderr, as: UTF8.self)), stderr: execution.stderr,
-                microseconds: again.microseconds)
         }
         crashSites.withLock { sites in
             if sites.count < Self.maxCrashSites { sites[key] = site }

@@ -265,7 +265,7 @@ struct CrashSignatureTests {
     }
 
     @Test(
-        "a crash site's key: the signal and the top frames by module file name and offset, the same wherever the binary lives, past the C library's frames on top"
+        "a crash site's key: the signal and every frame by module file name and offset, the same wherever the binary lives, past the C library's frames on top"
     )
     func siteKey() {
         func key(_ report: String, signal: Int32 = 4) -> UInt64? { CrashSignature.siteKey(signal: signal, in: Array(report.utf8)) }
@@ -278,11 +278,13 @@ struct CrashSignatureTests {
                 #4 0x55da48401140 in (/work/a/WorkerFixture+0x1140)
             """
         #expect(key(report) != nil)
-        // Another run: other addresses (ASLR), another folder, CRLF line ends, a fifth frame
-        // past the key's: the same site.
+        // Another run: other addresses (ASLR), another folder, CRLF line ends: the same site.
         let again = report.replacingOccurrences(of: "0x55da", with: "0x5611").replacingOccurrences(of: "/work/a/", with: "/tmp/b/")
-            .replacingOccurrences(of: "0x1140", with: "0x1150").replacingOccurrences(of: "\n", with: "\r\n")
+            .replacingOccurrences(of: "\n", with: "\r\n")
         #expect(key(again) == key(report))
+        // A frame further down differs: another key (which frames a signature keeps depends on
+        // their names, which a key does not know: a `die()` helper's caller may be far down).
+        #expect(key(report.replacingOccurrences(of: "0x1140", with: "0x1150")) != key(report))
         // Another instruction, another caller's offset, or another signal: another site.
         #expect(key(report.replacingOccurrences(of: "+0x1443)", with: "+0x1447)")) != key(report))
         #expect(key(report.replacingOccurrences(of: "+0x255b)", with: "+0x2570)")) != key(report))
@@ -310,5 +312,110 @@ struct CrashSignatureTests {
         #expect(key("Fatal error: Index out of range\n") == nil)
         #expect(key(Self.optimizedTrap(offset: 59, line: nil, check: nil)) == nil)
         #expect(key("") == nil)
+    }
+
+    // MARK: - Frames by module and offset, named
+
+    private static func frame(
+        _ function: String?, module: String = "/work/parser", offset: UInt64 = 0x1000, file: String? = nil, line: Int? = nil, inlined: Bool = false
+    )
+        -> CrashSignature.SymbolicFrame
+    {
+        CrashSignature.SymbolicFrame(module: module, offset: offset, function: function, file: file, line: line, inlined: inlined)
+    }
+
+    @Test("the crash reporter's and an unsymbolized sanitizer's frames are read as module and offset; a named report has none")
+    func rawFrames() {
+        let reporter = """
+            fatal: bad header
+            [crash reporter in the target] signal 6 at 0x323e
+                #0 0x7fcb0a944eec in (/lib/x86_64-linux-gnu/libc.so.6+0x8aeec)
+                #1 0x562bbe4abf5f in (/tmp/exp/a+0xf5f)
+            """
+        #expect(
+            CrashSignature.rawFrames(in: reporter) == [
+                .init(module: "/lib/x86_64-linux-gnu/libc.so.6", offset: 0x8aeec), .init(module: "/tmp/exp/a", offset: 0xf5f),
+            ])
+        let asan = """
+            ==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602
+                #0 0x4f1b2c  (/src/loader+0x4f1b2c)
+                #1 0x4f1c00  (/src/loader+0x4f1c00)
+
+            0x602 is located 0 bytes after 4-byte region
+            allocated by thread T0 here:
+                #0 0x4a0000  (/src/loader+0x4a0000)
+            """
+        #expect(CrashSignature.rawFrames(in: asan).map(\.offset) == [0x4f1b2c, 0x4f1c00])
+        #expect(CrashSignature.rawFrames(in: "    #0 0x4f1b2c in parse_header /src/loader.c:12:3\n").isEmpty)
+        #expect(CrashSignature.rawFrames(in: Self.optimizedTrap(offset: 59, line: nil, check: nil)).isEmpty)
+    }
+
+    @Test(
+        "a signature passes over the frames that only raise the signal: libc, the Swift runtime, and the program's own die() helper, so each caller is its own finding"
+    )
+    func signatureFramesPassOverRaising() {
+        let libc = "/lib/x86_64-linux-gnu/libc.so.6"
+        func through(_ caller: String, line: Int?) -> [CrashSignature.SymbolicFrame] {
+            [
+                Self.frame("__pthread_kill_implementation", module: libc), Self.frame("raise", module: libc), Self.frame("abort", module: libc),
+                Self.frame("die", offset: 0x1120), Self.frame(caller, offset: 0x1200, file: line.map { _ in "/src/parser.c" }, line: line),
+                Self.frame("main", offset: 0x1300), Self.frame("__libc_start_call_main", module: libc),
+            ]
+        }
+        #expect(CrashSignature.signatureFrames(through("parse_header", line: nil), site: true).frames == ["parse_header [parser+0x1200]", "main"])
+        #expect(CrashSignature.signatureFrames(through("parse_body", line: nil), site: false).frames == ["parse_body", "main"])
+        #expect(CrashSignature.signatureFrames(through("parse_body", line: 31), site: true).frames == ["parse_body at parser.c:31", "main"])
+        // A memory fault inside a function named like a helper is that function's: nothing raised.
+        let fault = [Self.frame("report_failure", offset: 0x1400), Self.frame("main", offset: 0x1300)]
+        #expect(CrashSignature.signatureFrames(fault, site: false).frames == ["report_failure", "main"])
+        // An optimized Swift trap: the runtime's name for the check, the inlined standard library
+        // passed over, the line of the loader's code.
+        let trap = [
+            Self.frame("Swift runtime failure: Index out of range", module: "/work/app", file: "/<compiler-generated>", inlined: true),
+            Self.frame("specialized Array.subscript.getter", module: "/work/app", inlined: true),
+            Self.frame("idx(_:)", module: "/work/app", file: "/src/a.swift", line: 5),
+            Self.frame("main", module: "/work/app", offset: 0x2000),
+        ]
+        let chosen = CrashSignature.signatureFrames(trap, site: true)
+        #expect(chosen.runtimeFailure == "Index out of range")
+        #expect(CrashSignature.make(signal: 4, frames: chosen.frames, message: chosen.runtimeFailure) == "SIGILL: Index out of range at a.swift:5")
+        // corrupt-fuzz's worker loop and what calls it are cut: a worker and a single run agree.
+        let worker = [
+            Self.frame("parse(_:)", file: "/src/Lexer.swift", line: 40), Self.frame("closure #1 in main"),
+            Self.frame("serve(_:)", offset: 0x3000).with(linkage: "$s17CorruptFuzzWorker5serveyyF"), Self.frame("main", offset: 0x3100),
+        ]
+        let single = Array(worker.prefix(2)) + [Self.frame("runOnce(_:)", offset: 0x3400).with(linkage: "$s17CorruptFuzzWorker7runOnceyyF")]
+        #expect(CrashSignature.signatureFrames(worker, site: true).frames == CrashSignature.signatureFrames(single, site: true).frames)
+        // Nothing but the runtime: its top frame, rather than nothing.
+        #expect(CrashSignature.signatureFrames([Self.frame("abort", module: libc)], site: false).frames == ["abort"])
+    }
+
+    @Test(
+        "helpers that exist to end the program are told by their words",
+        arguments: [
+            ("die", true), ("fatal_error", true), ("xmlFatalErr", true), ("g_error", true), ("png_error", true), ("panic", true),
+            ("my_assert_fail", true), ("reportFatalError(_:)", true), ("bail_out", true), ("parse_header", false), ("parse_error_section", false),
+            ("handle_error", false), ("checkSum", false), ("main", false), ("diet", false),
+        ])
+    func raiseHelpers(name: String, helper: Bool) {
+        #expect(CrashSignature.isRaiseHelper(name) == helper, "\(name)")
+    }
+
+    @Test("Swift names are demangled by the runtime and shortened as the backtracer shortens them")
+    func swiftNames() {
+        #expect(SwiftSymbolName.readable("$s1a6parseAyS2iF") == "parseA(_:)")
+        #expect(SwiftSymbolName.readable("$s4main3FooV4load4from2atAcA4DataV_SitKcfC").hasSuffix("init(from:at:)"))
+        #expect(SwiftSymbolName.readable("$sSayxSicigSi_Tg5") == "specialized Array.subscript.getter")
+        #expect(SwiftSymbolName.readable("$s4main6Loader33_ABCDEF0123456789ABCDEF0123456789LLC5parseyySays5UInt8VGKF") == "Loader.parse(_:)")
+        #expect(SwiftSymbolName.readable("parse_header") == "parse_header")
+        #expect(SwiftSymbolName.readable("$snot a name") == "$snot a name")
+    }
+}
+
+extension CrashSignature.SymbolicFrame {
+    fileprivate func with(linkage: String) -> Self {
+        var copy = self
+        copy.linkageName = linkage
+        return copy
     }
 }

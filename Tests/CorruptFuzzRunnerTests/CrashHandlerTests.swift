@@ -6,7 +6,8 @@ import Testing
 
 /// A C loader without a sanitizer, with three different crashes: an assert in one function, an
 /// abort() in another, a wild read in a third (static functions, so their names are not in the
-/// dynamic symbol table: the crash reporter names them by module and offset).
+/// dynamic symbol table: corrupt-fuzz names them from the program's own symbol table and debug
+/// info).
 private let loaderSource = """
     #include <assert.h>
     #include <stdio.h>
@@ -31,7 +32,7 @@ private let loaderSource = """
 @Suite("The crash reporter of C targets")
 struct CrashHandlerTests {
     /// The loader, compiled with the first C compiler corrupt-fuzz itself would use.
-    static func buildLoader(_ source: String = loaderSource, flags: [String] = []) throws -> String? {
+    static func buildLoader(_ source: String = loaderSource, flags: [String] = [], options: [String] = ["-O1", "-g"]) throws -> String? {
         guard let compiler = PreloadLibrary.compilers(environment: ProcessInfo.processInfo.environment).first else { return nil }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-fuzz-crash-handler-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -40,7 +41,7 @@ struct CrashHandlerTests {
         let binary = folder.appendingPathComponent("c-loader").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: compiler)
-        process.arguments = ["-O1", "-g"] + flags + ["-o", binary, sourceFile.path]
+        process.arguments = options + flags + ["-o", binary, sourceFile.path]
         // ld.gold warns about every local symbol of the ASan runtime.
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -63,15 +64,59 @@ struct CrashHandlerTests {
         let (readReport, wild) = try signature("AAQ\u{7F}")
         for (finding, report) in [(assertion, assertReport), (aborted, abortReport), (wild, readReport)] {
             #expect(finding?.kind == .crash, "\(report)")
-            #expect(report.contains("corrupt-fuzz: crashed with signal"), "\(report)")
+            #expect(report.contains("[crash reporter in the target] signal"), "\(report)")
         }
         #expect(assertion?.signature.contains("Assertion `!(n > # && d[#] == '…')' failed") == true, "\(assertion?.signature ?? "")")
         #expect(assertion?.signature.contains("check_header") == true)
-        #expect(aborted?.signature.hasPrefix("SIGABRT at c-loader+0x") == true, "\(aborted?.signature ?? "")")
-        #expect(wild?.signature.hasPrefix("SIGSEGV at c-loader+0x") == true, "\(wild?.signature ?? "")")
+        // Named by their source lines (the binary has debug info), through libc's abort().
+        #expect(aborted?.signature == "SIGABRT at loader.c:5", "\(aborted?.signature ?? "")")
+        #expect(wild?.signature == "SIGSEGV at loader.c:7", "\(wild?.signature ?? "")")
         #expect(Set([assertion?.signature, aborted?.signature, wild?.signature]).count == 3)
         // The same crash again: the same signature (module offsets do not move between runs).
         #expect(try signature("AZA").1?.signature == aborted?.signature)
+    }
+
+    /// A C loader whose checks all end in one helper that calls abort(), as `die()`, `fatal()`
+    /// and a project's assert macro do.
+    static let dieSource = """
+        #include <stdio.h>
+        #include <stdlib.h>
+        __attribute__((noinline)) static void die(const char *why) { fprintf(stderr, "fatal: %s\\n", why); abort(); }
+        __attribute__((noinline)) static int parse_header(const unsigned char *d, long n) { if (n < 4 || d[0] != 'H') die("bad header"); return d[1]; }
+        __attribute__((noinline)) static int parse_body(const unsigned char *d, long n) { if (d[1] == 'X') die("bad body"); return (int)n; }
+        int main(int argc, char **argv) {
+            FILE *f = fopen(argv[1], "rb");
+            if (!f) { fprintf(stderr, "reason: not-found\\n"); return 1; }
+            unsigned char buf[256];
+            long n = (long)fread(buf, 1, sizeof buf, f);
+            fclose(f);
+            return parse_header(buf, n) + parse_body(buf, n) > 0 ? 0 : 1;
+        }
+        """
+
+    @Test(
+        "two callers of one die() helper are two findings, each naming its caller (static functions from the symbol table, lines from debug info)",
+        .enabled(if: isLinux), arguments: [["-O1"], ["-O0", "-g"]])
+    func dieHelperCallersAreTwoFindings(flags: [String]) throws {
+        let binary = try #require(try Self.buildLoader(Self.dieSource, options: flags), "no C compiler")
+        defer { try? FileManager.default.removeItem(atPath: (binary as NSString).deletingLastPathComponent) }
+        let executor = try ProcessExecutor(command: try TargetCommand("\(binary) @@"), limits: .init(timeoutMilliseconds: 5000))
+        func signature(_ text: String) throws -> String? {
+            let execution = try executor.execute(TestInput(bytes: Array(text.utf8), seedName: "s"), slot: 0)
+            return Judge().judge(TestInput(bytes: Array(text.utf8), seedName: "s"), execution: execution, label: nil)?.signature
+        }
+        let header = try #require(try signature("AAAA"))
+        let body = try #require(try signature("HXAA"))
+        #expect(header != body)
+        #expect(!header.contains("die") && !body.contains("die"), "\(header) / \(body)")
+        if flags.contains("-g") {
+            #expect(header == "SIGABRT at loader.c:4", "\(header)")
+            #expect(body == "SIGABRT at loader.c:5", "\(body)")
+        } else {
+            #expect(header.hasPrefix("SIGABRT at parse_header [c-loader+0x") && header.hasSuffix("] ← main"), "\(header)")
+            #expect(body.hasPrefix("SIGABRT at parse_body [c-loader+0x") && body.hasSuffix("] ← main"), "\(body)")
+        }
+        #expect(try signature("AAAA") == header)
     }
 
     /// A C worker (corrupt_fuzz_worker.h) with two failed asserts in two functions: the same

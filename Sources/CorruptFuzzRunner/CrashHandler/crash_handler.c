@@ -1,18 +1,21 @@
-// corrupt-fuzz's crash reporter for targets that print none of their own: a C, C++ or Rust
-// loader built without a sanitizer dies of SIGSEGV or SIGABRT and says nothing about where.
-// Loaded with LD_PRELOAD into each target (Linux), it installs handlers for the crash signals
-// that nothing else has claimed: a sanitizer's or the Swift runtime's own handler (installed
-// before or after this one) wins, so their reports are kept as they are.
+// corrupt-fuzz's crash reporter, preloaded into every target it runs (LD_PRELOAD, Linux): a C,
+// C++, Rust or Swift loader dies of SIGSEGV, SIGILL or SIGABRT, and this says where. It
+// installs handlers for the crash signals that nothing else has claimed: a sanitizer's own
+// handler, or Swift's backtracer when the user turned it on (SWIFT_BACKTRACE), wins, and its
+// report is read as it is.
 //
-// On a crash it writes the faulting frames to standard error, then dies of the same signal:
+// On a crash it writes the crashed thread's frames to standard error, then dies of the same
+// signal:
 //
-//     corrupt-fuzz: crashed with signal 11 at 0x0
-//         #0 0x5581a2c3e1b4 in parse_header+0x34 (/work/parser+0x11b4)
-//         #1 0x5581a2c3e2f0 in main+0x80 (/work/parser+0x12f0)
+//     [crash reporter in the target] signal 11 at 0x0
+//         #0 0x5581a2c3e1b4 in (/work/parser+0x11b4)
+//         #1 0x5581a2c3e2f0 in (/work/parser+0x12f0)
 //
-// (the format of a sanitizer's frames, which corrupt-fuzz already reads). A frame's symbol is
-// the nearest one the dynamic linker knows (link with -rdynamic to name static functions); its
-// module and offset always name the instruction, and stay the same from run to run.
+// Each frame is its module and its offset there, nothing else: corrupt-fuzz names the frames
+// itself (Symbolizer.swift: the program's own symbol table, static functions included, and its
+// debug info's lines), the same way for every mode that runs the target. The frames come from
+// the unwinder with CFI (backtrace(), libgcc's), which goes through libc's abort() and raise()
+// and through frames without frame pointers, as Swift's own backtracer on Linux does not.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -37,9 +40,6 @@ static void write_text(const char *text, size_t length) {
     }
 }
 
-// Whether only module and offset are wanted (CORRUPT_FUZZ_CRASH_FRAMES=1): a persistent worker's
-// cheap report, whose full report corrupt-fuzz gets elsewhere.
-static int frames_only = 0;
 // The main program's path, for frames in it (the dynamic linker names it "").
 static char program[512];
 
@@ -65,29 +65,15 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data) {
     return 0;
 }
 
-// The address a frame's module was loaded at, and its path, as the dynamic linker knows them.
+// A frame as its module's path and the offset in it. No symbol: dladdr looks for one through all
+// of a module's symbols (tens of thousands in the Swift runtime and Foundation), for every
+// frame, and knows only exported ones.
 static void describe(void *address, char *line, size_t size, int index) {
-    if (frames_only) {
-        // No symbol: dladdr looks for one through all of a module's symbols (tens of thousands
-        // in the Swift runtime and Foundation), for every frame.
-        struct module_lookup lookup = {(uintptr_t)address, NULL, 0};
-        if (dl_iterate_phdr(find_module, &lookup) && lookup.name) {
-            snprintf(line, size, "    #%d %p in (%s+0x%lx)\n", index, address, lookup.name, (unsigned long)((uintptr_t)address - lookup.base));
-        } else {
-            snprintf(line, size, "    #%d %p in (?+0x%lx)\n", index, address, (unsigned long)(uintptr_t)address);
-        }
-        return;
-    }
-    Dl_info info;
-    memset(&info, 0, sizeof info);
-    int known = dladdr(address, &info);
-    const char *module = known && info.dli_fname && info.dli_fname[0] ? info.dli_fname : "?";
-    uintptr_t moduleOffset = known && info.dli_fbase ? (uintptr_t)address - (uintptr_t)info.dli_fbase : (uintptr_t)address;
-    if (known && info.dli_sname && info.dli_saddr) {
-        snprintf(line, size, "    #%d %p in %s+0x%lx (%s+0x%lx)\n", index, address, info.dli_sname,
-                 (unsigned long)((uintptr_t)address - (uintptr_t)info.dli_saddr), module, (unsigned long)moduleOffset);
+    struct module_lookup lookup = {(uintptr_t)address, NULL, 0};
+    if (dl_iterate_phdr(find_module, &lookup) && lookup.name) {
+        snprintf(line, size, "    #%d %p in (%s+0x%lx)\n", index, address, lookup.name, (unsigned long)((uintptr_t)address - lookup.base));
     } else {
-        snprintf(line, size, "    #%d %p in (%s+0x%lx)\n", index, address, module, (unsigned long)moduleOffset);
+        snprintf(line, size, "    #%d %p in (?+0x%lx)\n", index, address, (unsigned long)(uintptr_t)address);
     }
 }
 
@@ -136,15 +122,19 @@ static void install(int signo) {
 
 // The report, written at once: a child that lives through crashes (recovery) writes one per
 // crash, and a write per frame cost it a fifth of a crash's time.
-static char report[40 * 1024 + 1024];
+static char report[64 * 1024];
+
+// How many frames a report has at most: enough for a recursion's cycle to show many times over
+// (a stack overflow is named by what recursed).
+#define MAX_FRAMES 160
 
 static void on_crash(int signo, siginfo_t *info, void *context) {
     char line[1024];
     size_t length = 0;
-    snprintf(report, sizeof report, "corrupt-fuzz: crashed with signal %d at %p\n", signo, info ? info->si_addr : NULL);
+    snprintf(report, sizeof report, "[crash reporter in the target] signal %d at %p\n", signo, info ? info->si_addr : NULL);
     length = strlen(report);
-    void *frames[40];
-    int count = backtrace(frames, 40);
+    static void *frames[MAX_FRAMES];
+    int count = backtrace(frames, MAX_FRAMES);
     // The frames of this handler and of the kernel's return trampoline come first: start at the
     // interrupted instruction.
     void *pc = NULL;
@@ -186,15 +176,9 @@ static void on_crash(int signo, siginfo_t *info, void *context) {
 }
 
 __attribute__((constructor)) static void corrupt_fuzz_install_crash_handler(void) {
-    // A Swift program has the Swift runtime's own crash report (SWIFT_BACKTRACE), which names
-    // functions and lines; when it is off, the runtime's message alone is what corrupt-fuzz
-    // reads, and frames without names would only split one bug by its call sites. Unless
-    // corrupt-fuzz asks for these frames (CORRUPT_FUZZ_CRASH_FRAMES=1): a persistent worker's
-    // cheap report, whose frames key the crash site, and whose full report corrupt-fuzz gets
-    // from a fresh process once per site.
-    const char *wanted = getenv("CORRUPT_FUZZ_CRASH_FRAMES");
-    frames_only = wanted && strcmp(wanted, "1") == 0;
-    if (!frames_only && dlsym(RTLD_DEFAULT, "swift_retain") != NULL) return;
+    // Swift programs too: corrupt-fuzz turns Swift's backtracer off (SWIFT_BACKTRACE=enable=no)
+    // unless the user asked for it, and then its handler, installed by the runtime, is the
+    // one that reports.
     ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
     program[length > 0 ? length : 0] = '\0';
     // An alternate stack, so a stack overflow can still be reported.
