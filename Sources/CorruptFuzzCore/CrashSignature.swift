@@ -316,6 +316,8 @@ public enum CrashSignature {
         "_start", "main.cold", "Swift runtime failure", "__assert_fail", "__assert_perror_fail", "__libc_message", "__fortify_fail",
         "__chk_fail", "__stack_chk_fail", "malloc_printerr", "__restore_rt", "libc.so", "libc-", "libpthread", "ld-linux", "libgcc_s",
         "libstdc++", "libc++", "__gnu_cxx", "std::terminate", "__cxa_", "__clang_call_terminate", "libswift",
+        // Swift's compiler-made glue between a closure and its caller.
+        "reabstraction thunk", "partial apply", "thunk for", "merged ", "outlined ",
     ]
 
     private static let runtimeFragments = ["_checkIndex", "_checkSubscript", "_assertionFailure", "_fatalErrorMessage", "_precondition"]

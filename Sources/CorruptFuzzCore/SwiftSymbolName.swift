@@ -30,7 +30,15 @@ public enum SwiftSymbolName {
     static func simplified(_ full: String) -> String {
         // "closure #1 (Swift.Int) -> () in main.serve() -> ()": each part on its own.
         let parts = split(full, on: " in ")
-        if parts.count > 1 { return parts.map { simplified($0) }.joined(separator: " in ") }
+        if parts.count > 1 {
+            return parts.map { part in
+                // "closure #1 (Foundation.Data) throws -> ()": the closure's number is its name.
+                for kind in ["implicit closure #", "closure #"] where part.hasPrefix(kind) {
+                    return kind + part.dropFirst(kind.count).prefix(while: \.isNumber)
+                }
+                return simplified(part)
+            }.joined(separator: " in ")
+        }
         var text = Substring(full)
         var prefix = ""
         // "merged generic specialization <Swift.Int> of Swift.Array.subscript.getter …" →

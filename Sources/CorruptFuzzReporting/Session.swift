@@ -153,6 +153,8 @@ public final class Session {
                     out += "    not reproduced in a fresh process (the replay shows \(finding ?? "no finding")): it depends on the worker's state\n"
                 } else if case .siteVaries(let sites)? = record.freshProcess {
                     out += "    its site varies from one fresh process to the next (\(sites.count) seen): memory corruption\n"
+                } else if case .undecided? = record.freshProcess {
+                    out += "    undecided in a fresh process (the machine starved its check of CPU): its replay is the check\n"
                 } else if case .notChecked(let needed, _)? = record.freshProcess {
                     out +=
                         "    not checked in a fresh process (its check can take \(Int(needed.rounded(.up))) s, more than was left): its replay is the check\n"

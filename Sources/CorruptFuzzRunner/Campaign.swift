@@ -61,14 +61,20 @@ public enum FreshProcessCheck: Sendable, Hashable, Codable {
     /// deadline and twice its confirmation's) and the campaign had `leftSeconds` left of its
     /// duration, or was stopped. The replay is the check.
     case notChecked(neededSeconds: Double, leftSeconds: Double)
+    /// Run in a fresh process, which the machine starved of CPU before it showed anything
+    /// (still running at the hang confirmation's wall-clock cap with less than half its CPU
+    /// time): nobody can tell from it whether the finding reproduces, so it is neither
+    /// confirmed nor refuted. The replay is the check.
+    case undecided(reason: String)
 
-    /// `original only`, `not reproduced`, `site varies` or `not checked`.
+    /// `original only`, `not reproduced`, `site varies`, `not checked` or `undecided`.
     public var label: String {
         switch self {
         case .originalOnly: "original only"
         case .notReproduced: "not reproduced"
         case .siteVaries: "site varies"
         case .notChecked: "not checked"
+        case .undecided: "undecided"
         }
     }
 
@@ -94,6 +100,8 @@ extension FreshProcessCheck: CustomStringConvertible {
             "the reproducer crashes in every fresh process, but where varies from run to run (memory corruption: the heap's layout decides where it is touched); a replay may show any of: \(sites.joined(separator: "; "))"
         case .notChecked(let needed, let left):
             "NOT CHECKED in a fresh process: the check can take \(Self.seconds(needed)) and the campaign had \(Self.seconds(left)) left (its --duration, or it was stopped); the printed replay runs the reproducer as the check would"
+        case .undecided(let reason):
+            "UNDECIDED in a fresh process: the machine was too busy to tell (\(reason)); the finding stands as the worker showed it, and the printed replay runs the reproducer as the check would"
         }
     }
 }
@@ -825,6 +833,8 @@ public final class Campaign: @unchecked Sendable {
                     var runs = 0
                     var seen: Judge.Judgement?
                     var unconfirmed: Duration?
+                    /// Why a candidate's fresh process told nothing (starved of CPU), when one did not.
+                    var undecided: String?
                     for candidate in candidates {
                         // Every suspected hang confirmed: the campaign's judge may have confirmed
                         // one already, and then it would take a slow input's first deadline for a hang.
@@ -850,6 +860,11 @@ public final class Campaign: @unchecked Sendable {
                             unconfirmed = confirmation
                             break
                         }
+                        // Starved of CPU: this run says nothing either way (the next candidate may).
+                        if case .undecided(let why)? = judged.verdict, case .hung = judged.execution.outcome {
+                            undecided = why
+                            continue
+                        }
                         if judged.finding?.key == record.finding.key {
                             if candidate.bytes != (record.minimized ?? original.bytes) {
                                 // The minimized input showed it only in the worker: the original is the reproducer.
@@ -859,6 +874,7 @@ public final class Campaign: @unchecked Sendable {
                             }
                             record.minimizedExecution = judged.execution
                             seen = nil
+                            undecided = nil
                             break
                         }
                         seen = seen ?? judged
@@ -866,6 +882,18 @@ public final class Campaign: @unchecked Sendable {
                     if let unconfirmed {
                         let left = end.map { max(.zero, $0 - ContinuousClock.now) } ?? .zero
                         record.freshProcess = .notChecked(neededSeconds: unconfirmed.seconds, leftSeconds: left.seconds)
+                        records[index] = record
+                        continue
+                    }
+                    if let undecided {
+                        // A run starved before it showed anything, and none showed the finding:
+                        // neither confirmed nor refuted (never a NOT REPRODUCED mark). A hang
+                        // checked while fuzzing keeps its original as the reproducer.
+                        if originalChecked {
+                            originalIsTheReproducer(showed: true)
+                        } else {
+                            record.freshProcess = .undecided(reason: undecided)
+                        }
                         records[index] = record
                         continue
                     }

@@ -407,6 +407,7 @@ struct CrashSignatureTests {
         #expect(SwiftSymbolName.readable("$s4main3FooV4load4from2atAcA4DataV_SitKcfC").hasSuffix("init(from:at:)"))
         #expect(SwiftSymbolName.readable("$sSayxSicigSi_Tg5") == "specialized Array.subscript.getter")
         #expect(SwiftSymbolName.readable("$s4main6Loader33_ABCDEF0123456789ABCDEF0123456789LLC5parseyySays5UInt8VGKF") == "Loader.parse(_:)")
+        #expect(SwiftSymbolName.readable("$s5lexer4mainyyFy10Foundation4DataVKcfU_") == "closure #1 in main()")
         #expect(SwiftSymbolName.readable("parse_header") == "parse_header")
         #expect(SwiftSymbolName.readable("$snot a name") == "$snot a name")
     }

@@ -589,4 +589,51 @@ struct RememberedVerdictTests {
         // Always at the same site: the printed signature is the replay's, nothing to say.
         #expect(try freshCheck(ofSites: ["parse_header"]).check == nil)
     }
+
+    @Test(
+        "a fresh process starved of CPU before it shows anything leaves a worker's finding undecided, never NOT REPRODUCED, and never drops it"
+    )
+    func starvedFreshCheckIsUndecided() throws {
+        let seed = Array("a seed".utf8)
+        // Every other input crashes; inputs of an even length in a process that had lived
+        // through a trap. The fresh process is starved: still running at the confirmation's
+        // wall-clock cap with less than half its CPU time.
+        struct Worker: Executor {
+            let slots = 1
+            let seed: [UInt8]
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                let bytes = input.bytes ?? []
+                if bytes == seed { return Execution(outcome: .accepted(digest: "")) }
+                var execution = Execution(outcome: .crashed(signal: SIGILL, frames: ["lex(_:) at Lexer.swift:\(bytes.count % 2)"], message: nil))
+                execution.afterRecoveredTrap = bytes.count % 2 == 0
+                return execution
+            }
+        }
+        struct Starved: Executor {
+            let slots = 1
+            func execute(_ input: TestInput, slot: Int) -> Execution {
+                var execution = Execution(outcome: .hung(milliseconds: 1000))
+                execution.starved = true
+                return execution
+            }
+        }
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 200
+        configuration.jobs = 1
+        let campaign = Campaign(
+            executor: Worker(seed: seed), targetName: "lexer", targetCommand: "lexer @@", takesPath: true,
+            validator: ClosureValidator(name: "all valid") { _ in .valid }, seeds: [Seed(name: "a", bytes: seed)], configuration: configuration)
+        campaign.replayExecutor = Starved()
+        let result = try campaign.run()
+        #expect(result.findingsOnlyAfterTrap == 0)
+        #expect(result.findings.count == 2, "\(result.findings.map(\.finding.signature))")
+        for record in result.findings {
+            guard case .undecided(let reason)? = record.freshProcess else {
+                Issue.record("\(record.finding.signature): \(String(describing: record.freshProcess))")
+                continue
+            }
+            #expect(reason == Judge.starvedReason)
+            #expect(record.freshProcess?.description.hasPrefix("UNDECIDED") == true)
+        }
+    }
 }
