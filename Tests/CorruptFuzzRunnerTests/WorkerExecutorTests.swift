@@ -299,6 +299,32 @@ struct WorkerExecutorTests {
             #expect(OpenFiles.isExiting(pid), "a reaped child is gone")
         }
 
+        @Test(
+            "a Swift program's abort() in two functions is two findings, each at its own line (no bare SIGABRT), and the same signature in a worker, its fork server's child, a plain worker and a process per input"
+        )
+        func swiftAbortsHaveTheirOwnSites() throws {
+            let fixture = BuiltProducts.path("WorkerFixture")
+            let served = try worker("two-aborts")
+            let plain = try WorkerExecutor(
+                path: fixture, arguments: ["two-aborts"], environment: [:], limits: .init(timeoutMilliseconds: 5000), slots: 1, forkServer: false)
+            let single = try ProcessExecutor(
+                command: try TargetCommand("\(fixture) @@"), limits: .init(timeoutMilliseconds: 5000), environment: ["WORKER_FIXTURE_MODE": "two-aborts"])
+            func signature(_ executor: any Executor, _ text: String) throws -> String? {
+                let input = TestInput(bytes: Array(text.utf8), seedName: "test")
+                return Judge().judge(input, execution: try executor.execute(input, slot: 0), label: nil)?.signature
+            }
+            let header = try #require(try signature(served, "A header"))
+            let body = try #require(try signature(served, "B body"))
+            #expect(header.hasPrefix("SIGABRT at main.swift:"), "\(header)")
+            #expect(body.hasPrefix("SIGABRT at main.swift:"), "\(body)")
+            #expect(header != body)
+            for (text, expected) in [("A again", header), ("B again", body), ("A header", header)] {
+                #expect(try signature(served, text) == expected, "the worker's child, again: \(text)")
+                #expect(try signature(plain, text) == expected, "a plain worker: \(text)")
+                #expect(try signature(single, text) == expected, "a process per input: \(text)")
+            }
+        }
+
         @Test("a worker running more than one thread is no fork server: it dies on a crash and is started again, as before")
         func threadedWorkerServesItself() throws {
             let executor = try worker("threaded")

@@ -21,6 +21,9 @@
 //                          with the allocator's lock held)
 //   WorkerFixture locking  strict, holding a lock while it loads: a process that lives through
 //                          its trap (a zero byte) waits forever for the lock on its next input
+//   WorkerFixture two-aborts  calls abort() in one function for an input starting with "A", in
+//                          another for one starting with "B" (after a line on stderr); accepts
+//                          anything else
 //   WorkerFixture digest   accepts every input with `<size> <FNV-1a hash>` as the digest
 //   WorkerFixture digest-paths  the same, opening the file itself (CorruptFuzzWorker.serveFiles)
 // or WORKER_FIXTURE_MODE=MODE WorkerFixture [PATH]
@@ -49,6 +52,21 @@ func digest(of bytes: [UInt8]) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
     return "\(bytes.count) \(hash)"
+}
+
+/// The `two-aborts` mode's two aborts: two bugs, one finding each.
+@inline(never) func abortInHeader(_ bytes: [UInt8]) {
+    if bytes.first == UInt8(ascii: "A") {
+        FileHandle.standardError.write(Data("bad header\n".utf8))
+        abort()
+    }
+}
+
+@inline(never) func abortInBody(_ bytes: [UInt8]) {
+    if bytes.first == UInt8(ascii: "B") {
+        FileHandle.standardError.write(Data("bad body\n".utf8))
+        abort()
+    }
 }
 
 /// The `scarred` mode's mark: loads started and not finished (one, while an input loads).
@@ -118,6 +136,13 @@ case "locking":
         if let index = bytes.firstIndex(of: 0) { fatalError("a zero byte at \(index)") }
         guard bytes.starts(with: Array("OK".utf8)) else { throw LoadError(reason: "corrupt", message: "no OK") }
         return String(decoding: bytes, as: UTF8.self)
+    }
+case "two-aborts":
+    CorruptFuzzWorker.serve { (data: Data) -> Int in
+        let bytes = [UInt8](data)
+        abortInHeader(bytes)
+        abortInBody(bytes)
+        return bytes.count
     }
 case "digest":
     CorruptFuzzWorker.serve { (data: Data) -> String in digest(of: [UInt8](data)) }
