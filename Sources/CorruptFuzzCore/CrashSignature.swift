@@ -82,8 +82,10 @@ public enum CrashSignature {
     /// with one key crashed at the same instruction by the same path, and the outcome made for
     /// one (its frames named) is the other's too. Frames of the C library and the Swift runtime
     /// on top (``isRuntimeModule(_:)``: `abort`, `raise`, `__assert_fail`, `swift::fatalError`)
-    /// are passed over: every failed `assert` of a loader has the same four of them. It reads the
-    /// report's bytes once and builds no strings: it runs for every crash of a campaign.
+    /// are passed over: every failed `assert` of a loader has the same four of them. What the
+    /// program printed before the report is in the key too (its digits aside), so that a key's
+    /// crashes share their message. It reads the report's bytes once and builds no strings: it
+    /// runs for every crash of a campaign.
     public static func siteKey(signal: Int32, in stderr: [UInt8]) -> UInt64? {
         var hash = FNV1a()
         hash.add(withUnsafeBytes(of: signal.littleEndian) { Array($0) })
@@ -92,6 +94,9 @@ public enum CrashSignature {
         var frames: [(range: Range<Int>, runtime: Bool)] = []
         frames.reserveCapacity(most)
         var lineStart = 0
+        // Where the line before the first frame (the report's header) starts.
+        var headerStart: Int?
+        var previousLineStart = 0
         stderr.withUnsafeBufferPointer { bytes in
             while lineStart < bytes.count, frames.count < most {
                 var lineEnd = lineStart
@@ -109,10 +114,40 @@ public enum CrashSignature {
                     if bytes[open] == UInt8(ascii: "("), plus > open {
                         var name = plus
                         while name > open + 1, bytes[name - 1] != UInt8(ascii: "/") { name -= 1 }
+                        if frames.isEmpty { headerStart = previousLineStart }
                         frames.append((name..<(end - 1), isRuntimeModule(UnsafeBufferPointer(rebasing: bytes[name..<plus]))))
                     }
                 }
+                previousLineStart = lineStart
                 lineStart = lineEnd + 1
+            }
+            // What the program printed before the report (its last 64 KiB, each run of digits
+            // and each 0x literal as one mark, as the signature's message has them): the
+            // runtime's message, which the signature holds (`Fatal error: …`, glibc's
+            // `Assertion … failed`), so two crashes with one key have one message; the Swift
+            // runtime's own `Current stack trace:` after a fatal error has addresses that move.
+            if let headerStart {
+                var number = false
+                var index = max(0, headerStart - 65_536)
+                while index < headerStart {
+                    let byte = bytes[index]
+                    let digit = byte >= 0x30 && byte <= 0x39
+                    if byte == 0x30, index + 1 < headerStart, bytes[index + 1] | 0x20 == 0x78, !number {
+                        // "0x7f3c55f5f130": one mark.
+                        hash.add(CollectionOfOne(UInt8(ascii: "#")))
+                        index += 2
+                        while index < headerStart, bytes[index] >= 0x30 && bytes[index] <= 0x39 || (bytes[index] | 0x20 >= 0x61 && bytes[index] | 0x20 <= 0x66)
+                        {
+                            index += 1
+                        }
+                        number = true
+                        continue
+                    }
+                    if !digit { hash.add(CollectionOfOne(byte)) } else if !number { hash.add(CollectionOfOne(UInt8(ascii: "#"))) }
+                    number = digit
+                    index += 1
+                }
+                hash.add(CollectionOfOne(0))
             }
             // Every frame below the raising ones: which frames a signature keeps is decided by
             // their names (a program's own `die()` is passed over), which the key does not know.

@@ -289,6 +289,12 @@ struct CrashSignatureTests {
         #expect(key(report.replacingOccurrences(of: "+0x1443)", with: "+0x1447)")) != key(report))
         #expect(key(report.replacingOccurrences(of: "+0x255b)", with: "+0x2570)")) != key(report))
         #expect(key(report, signal: 11) != key(report))
+        // The message printed before the report is the key's too, its numbers aside.
+        #expect(key("Fatal error: bad count 12\n" + report) == key("Fatal error: bad count 7031\n" + report))
+        #expect(key("Fatal error: bad count 12\n" + report) != key("Fatal error: bad magic 12\n" + report))
+        #expect(key("Fatal error: bad count 12\n" + report) != key(report))
+        let trace = "Fatal error: bad\nCurrent stack trace:\n0    libswiftCore.so    0x00007f3c55f5f130 swift_reportError + 33\n"
+        #expect(key(trace + report) == key(trace.replacingOccurrences(of: "0x00007f3c55f5f130", with: "0x00007fab12e0c130") + report))
         // Two failed asserts: the C library's frames on top are the same; their callers tell
         // them apart. A crash all in the C library keeps its frames.
         func assertion(caller: String) -> String {
