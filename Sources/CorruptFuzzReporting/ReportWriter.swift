@@ -4,7 +4,7 @@ import Foundation
 
 /// Writes a run's report folder: reproducer files first (so nothing found is lost if a later
 /// step fails), then junit.xml, results.sarif, summary.json and report.json (everything, for
-/// `corrupt-fuzz merge`), each written to a temporary file and renamed.
+/// `corrupt-fuzz merge`), each written to a temporary file and renamed (``AtomicFile``).
 ///
 /// ```
 /// Reports/20261122-143000-seed42/
@@ -140,9 +140,8 @@ public struct ReportWriter: Sendable {
             exec \(words)
 
             """
-        let url = dir.appendingPathComponent("replay")
-        try write(Data(script.utf8), to: url)
-        _ = chmod(url.path, 0o755)
+        // Executable as it appears (the mode is set before the rename).
+        try AtomicFile.write(script, to: dir.appendingPathComponent("replay").path, mode: 0o755)
     }
 
     /// Writes junit.xml, results.sarif, summary.json and report.json, and points `latest` at
@@ -161,9 +160,7 @@ public struct ReportWriter: Sendable {
         } catch {
             throw CorruptFuzzError(.reportWriteFailed, "cannot encode the report: \(error)")
         }
-        let latest = root.appendingPathComponent("latest")
-        try? FileManager.default.removeItem(at: latest)
-        try? FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: runID)
+        AtomicFile.link(root.appendingPathComponent("latest").path, to: runID)
     }
 
     /// The file that holds a whole run, findings' inputs included.
@@ -207,14 +204,11 @@ public struct ReportWriter: Sendable {
         try Self.write(data, to: url.path)
     }
 
-    /// Writes `data` to `path` atomically.
+    /// Writes `data` to `path` atomically (``AtomicFile``: a temporary file beside it, flushed,
+    /// renamed over it), as every file of a report folder is written.
     /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`).
     public static func write(_ data: Data, to path: String) throws(CorruptFuzzError) {
-        do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CorruptFuzzError(.reportWriteFailed, "cannot write \(path): \(describe(error))")
-        }
+        try AtomicFile.write(data, to: path)
     }
 
     private static func describe(_ error: any Error) -> String {
