@@ -85,6 +85,15 @@ public final class Session {
         for warning in plan.warnings { display.note("warning: \(warning)") }
         display.note("fuzzing \(plan.campaign.targetName): \(plan.campaign.targetCommand)")
         let earlier = suites
+        // Each finding's input on disk the moment it is found (found/), for a run killed later.
+        let found = FoundFolder(writer: writer)
+        let campaign = plan.suite(
+            of: CampaignResult(
+                targetName: plan.campaign.targetName, targetCommand: plan.campaign.targetCommand, validatorName: plan.campaign.validator?.name,
+                configuration: plan.campaign.configuration, seedNames: []),
+            known: nil)
+        plan.campaign.found = { found.save($0, of: campaign) }
+        defer { plan.campaign.found = nil }
         let result: CampaignResult
         do throws(CorruptFuzzError) {
             result = try plan.campaign.run(
@@ -101,6 +110,7 @@ public final class Session {
             throw error
         }
         display.finish(result)
+        if let error = found.error { display.note("warning: a finding's input could not be saved as it was found: \(error)") }
         if let error = result.toolError {
             display.note("error: \(plan.campaign.targetName): \(error) (the findings made before it are in the report)")
         }
