@@ -75,11 +75,12 @@ public final class FoundFolder: @unchecked Sendable {
         } catch {
             throw CorruptFuzzError(.reportWriteFailed, "cannot create \(dir.path): \(error.localizedDescription)")
         }
-        if campaignsWritten.insert(targetName).inserted {
+        if !campaignsWritten.contains(targetName) {
             var campaign = suite
             campaign.result.findings = []
             campaign.reproducers = []
             try AtomicFile.write(Self.encode(campaign), to: targetFolder.appendingPathComponent(Self.campaignFile).path)
+            campaignsWritten.insert(targetName)
             // `latest` names a run that has found something, before its report is written.
             AtomicFile.link(writer.root.appendingPathComponent("latest").path, to: writer.runID)
         }

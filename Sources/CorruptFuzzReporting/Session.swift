@@ -4,9 +4,10 @@ import Foundation
 
 /// Runs a list of checks as one run: owns interrupts (Ctrl-C and SIGTERM end the current check,
 /// and the report of what was found is written), the adoption of processes targets leave
-/// behind, the report folder (written after each check and after each campaign's fuzzing
-/// phase, so that no later failure loses what was found), the progress lines and the printed
-/// summary. The command line's `run`, `skew`, `roundtrip` and `crashpoints` are sessions.
+/// behind, the report folder (each finding's input in `found/` the moment it is found, and the
+/// report written after each check and after each campaign's fuzzing phase, so that no later
+/// failure or kill loses what was found), the progress lines and the printed summary. The
+/// command line's `run`, `skew`, `roundtrip` and `crashpoints` are sessions.
 public final class Session {
     /// One check of a session.
     public enum Check {
