@@ -13,10 +13,12 @@ cli="$(bash .github/nightly/cli.sh)"
 mkdir -p nightly-merged nightly-corpus
 reports=()
 # Each shard wrote one run folder per target; `latest` (a link to it, which artifact uploads
-# may turn into a copy) is left out, so no run counts twice.
-for file in "$shards"/*/reports/*/*/report.json; do
-    folder="$(dirname "$file")"
-    [ "$(basename "$folder")" = latest ] || reports+=("$folder")
+# may turn into a copy) is left out, so no run counts twice. A run its step's timeout killed
+# has no report.json, but each finding it had found in found/, which merge reads.
+for folder in "$shards"/*/reports/*/*/; do
+    folder="${folder%/}"
+    [ "$(basename "$folder")" != latest ] || continue
+    if [ -f "$folder/report.json" ] || [ -d "$folder/found" ]; then reports+=("$folder"); fi
 done
 if [ ${#reports[@]} -eq 0 ]; then
     echo "::error::no shard wrote a report"

@@ -9,13 +9,19 @@ public enum ReportMerge {
     /// Reads the report folders `folders`, merges them into one report folder under `reports`
     /// (findings with one key merged, hits added up, reproducers saved again), marks the
     /// findings `known` lists as expected, and writes the new ones as known-findings lines to
-    /// `newFindingsFile` when given: what `corrupt-fuzz merge` does.
-    /// - Throws: ``CorruptFuzzError`` for a folder without a readable report, or a report that
-    ///   cannot be written.
-    public static func merge(_ folders: [String], into reports: String, known: KnownFindings?, newFindingsFile: String? = nil) throws(CorruptFuzzError)
-        -> RunReport
-    {
-        let inputs = try folders.map { folder throws(CorruptFuzzError) in try ReportWriter.readReport(in: folder) }
+    /// `newFindingsFile` when given: what `corrupt-fuzz merge` does. A folder left by a run
+    /// killed before its report counts with the findings it saved as it found them
+    /// (``ReportWriter/readRun(in:)``); `note` is told what was read so, or skipped.
+    /// - Throws: ``CorruptFuzzError`` for a folder without a readable report or saved finding,
+    ///   or a report that cannot be written.
+    public static func merge(
+        _ folders: [String], into reports: String, known: KnownFindings?, newFindingsFile: String? = nil, note: (String) -> Void = { _ in }
+    ) throws(CorruptFuzzError) -> RunReport {
+        let inputs = try folders.map { folder throws(CorruptFuzzError) in
+            let (report, notes) = try ReportWriter.readRun(in: folder)
+            notes.forEach(note)
+            return report
+        }
         var suites = Self.suites(of: inputs)
         for index in suites.indices { suites[index].markExpected(by: known) }
         let writer = try ReportWriter(

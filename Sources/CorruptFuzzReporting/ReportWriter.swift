@@ -4,12 +4,14 @@ import Foundation
 
 /// Writes a run's report folder: reproducer files first (so nothing found is lost if a later
 /// step fails), then junit.xml, results.sarif, summary.json and report.json (everything, for
-/// `corrupt-fuzz merge`), each written to a temporary file and renamed.
+/// `corrupt-fuzz merge`), each written to a temporary file and renamed (``AtomicFile``). Each
+/// finding's input is in `found/` from the moment it was found (``FoundFolder``).
 ///
 /// ```
 /// Reports/20261122-143000-seed42/
 ///   junit.xml  results.sarif  summary.json  report.json
-///   findings/habit-loader-naive/crash-1/minimized.habits  original.habits  finding.txt
+///   findings/habit-loader-naive/crash-1/minimized.habits  original.habits  finding.txt  replay
+///   found/habit-loader-naive/campaign.json  crash-8c1f0e2d9a3b4c5d/input.habits  finding.json  replay
 /// ```
 public struct ReportWriter: Sendable {
     /// The parent folder, e.g. `Reports`.
@@ -140,9 +142,8 @@ public struct ReportWriter: Sendable {
             exec \(words)
 
             """
-        let url = dir.appendingPathComponent("replay")
-        try write(Data(script.utf8), to: url)
-        _ = chmod(url.path, 0o755)
+        // Executable as it appears (the mode is set before the rename).
+        try AtomicFile.write(script, to: dir.appendingPathComponent("replay").path, mode: 0o755)
     }
 
     /// Writes junit.xml, results.sarif, summary.json and report.json, and points `latest` at
@@ -161,21 +162,48 @@ public struct ReportWriter: Sendable {
         } catch {
             throw CorruptFuzzError(.reportWriteFailed, "cannot encode the report: \(error)")
         }
-        let latest = root.appendingPathComponent("latest")
-        try? FileManager.default.removeItem(at: latest)
-        try? FileManager.default.createSymbolicLink(atPath: latest.path, withDestinationPath: runID)
+        AtomicFile.link(root.appendingPathComponent("latest").path, to: runID)
     }
 
     /// The file that holds a whole run, findings' inputs included.
     public static let fullReportName = "report.json"
 
-    /// Reads the run in a report folder (its report.json).
+    /// Reads the run in a report folder, whole or left by a run killed before its report:
+    /// its report.json, and the campaigns report.json does not have (it was not written, or
+    /// not since they started) from `found/` (``FoundFolder/read(in:)``), each finding as first
+    /// found. What could not be read is skipped, with a note in `notes`.
+    /// - Throws: ``CorruptFuzzError`` (`invalidArgument`) when the folder has neither a
+    ///   readable report.json nor a finding in `found/`.
+    public static func readRun(in folder: String) throws(CorruptFuzzError) -> (report: RunReport, notes: [String]) {
+        let found = FoundFolder.read(in: folder)
+        var notes = found.notes
+        var report: RunReport
+        do {
+            report = try readReport(in: folder)
+        } catch {
+            guard !found.suites.isEmpty else { throw error }
+            if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(fullReportName)) {
+                notes.append("\(error.message): read from \(FoundFolder.name)/ instead")
+            }
+            let url = URL(fileURLWithPath: folder).standardizedFileURL
+            report = RunReport(runID: url.lastPathComponent, folder: url.path, suites: [], timestamp: isoTimestamp(), hostname: "")
+        }
+        for suite in found.suites where !report.suites.contains(where: { $0.result.targetName == suite.result.targetName }) {
+            notes.append(
+                "\(folder): the run ended before its report of \(suite.result.targetName): its \(suite.result.findings.count) finding\(suite.result.findings.count == 1 ? "" : "s") read from \(FoundFolder.name)/ (not minimized)"
+            )
+            report.suites.append(suite)
+        }
+        return (report, notes)
+    }
+
+    /// Reads the run in a report folder's report.json.
     /// - Throws: ``CorruptFuzzError`` (`invalidArgument`) when the folder has none or it is not
     ///   a report.
     public static func readReport(in folder: String) throws(CorruptFuzzError) -> RunReport {
         let url = URL(fileURLWithPath: folder).appendingPathComponent(fullReportName)
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw CorruptFuzzError(.invalidArgument, "\(folder) is not a report folder: it has no \(fullReportName)")
+            throw CorruptFuzzError(.invalidArgument, "\(folder) is not a report folder: it has no \(fullReportName) and no finding in \(FoundFolder.name)/")
         }
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
@@ -207,14 +235,11 @@ public struct ReportWriter: Sendable {
         try Self.write(data, to: url.path)
     }
 
-    /// Writes `data` to `path` atomically.
+    /// Writes `data` to `path` atomically (``AtomicFile``: a temporary file beside it, flushed,
+    /// renamed over it), as every file of a report folder is written.
     /// - Throws: ``CorruptFuzzError`` (`reportWriteFailed`).
     public static func write(_ data: Data, to path: String) throws(CorruptFuzzError) {
-        do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CorruptFuzzError(.reportWriteFailed, "cannot write \(path): \(describe(error))")
-        }
+        try AtomicFile.write(data, to: path)
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -4,9 +4,10 @@ import Foundation
 
 /// Runs a list of checks as one run: owns interrupts (Ctrl-C and SIGTERM end the current check,
 /// and the report of what was found is written), the adoption of processes targets leave
-/// behind, the report folder (written after each check and after each campaign's fuzzing
-/// phase, so that no later failure loses what was found), the progress lines and the printed
-/// summary. The command line's `run`, `skew`, `roundtrip` and `crashpoints` are sessions.
+/// behind, the report folder (each finding's input in `found/` the moment it is found, and the
+/// report written after each check and after each campaign's fuzzing phase, so that no later
+/// failure or kill loses what was found), the progress lines and the printed summary. The
+/// command line's `run`, `skew`, `roundtrip` and `crashpoints` are sessions.
 public final class Session {
     /// One check of a session.
     public enum Check {
@@ -85,6 +86,15 @@ public final class Session {
         for warning in plan.warnings { display.note("warning: \(warning)") }
         display.note("fuzzing \(plan.campaign.targetName): \(plan.campaign.targetCommand)")
         let earlier = suites
+        // Each finding's input on disk the moment it is found (found/), for a run killed later.
+        let found = FoundFolder(writer: writer)
+        let campaign = plan.suite(
+            of: CampaignResult(
+                targetName: plan.campaign.targetName, targetCommand: plan.campaign.targetCommand, validatorName: plan.campaign.validator?.name,
+                configuration: plan.campaign.configuration, seedNames: []),
+            known: nil)
+        plan.campaign.found = { found.save($0, of: campaign) }
+        defer { plan.campaign.found = nil }
         let result: CampaignResult
         do throws(CorruptFuzzError) {
             result = try plan.campaign.run(
@@ -101,6 +111,7 @@ public final class Session {
             throw error
         }
         display.finish(result)
+        if let error = found.error { display.note("warning: a finding's input could not be saved as it was found: \(error)") }
         if let error = result.toolError {
             display.note("error: \(plan.campaign.targetName): \(error) (the findings made before it are in the report)")
         }

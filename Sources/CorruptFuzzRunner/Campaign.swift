@@ -391,6 +391,11 @@ public final class Campaign: @unchecked Sendable {
     /// minimization, and a finding that does not show there says so
     /// (``FindingRecord/freshProcess``).
     public var replayExecutor: (any Executor)?
+    /// Called with each finding the moment the campaign first has it (the first input with its
+    /// kind and signature), on the thread of the job that found it, before that job runs its
+    /// next input; once per finding, never per input. A report saves its input there
+    /// (`found/`), so that a run killed later still holds it.
+    public var found: (@Sendable (FindingRecord) -> Void)?
     public let configuration: FuzzConfiguration
     public let targetName: String
     public let targetCommand: String

@@ -211,7 +211,11 @@ extension Campaign {
                     // A worker's new hang is checked in a fresh process now, when that fits
                     // before fuzzing ends, so that fuzzing need not end early for its check.
                     let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now, stretch: finding.execution.hangConfirmationStretch) == true
-                    if shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero), checkNow {
+                    let newToCampaign = shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero)
+                    // On disk before the next input runs (once per finding of the campaign, not
+                    // per input): a run killed from now on still has it.
+                    if newToCampaign { campaign.found?(record) }
+                    if newToCampaign, checkNow {
                         // Seconds: the other jobs' large entries run meanwhile (this input stays
                         // in memory as the finding's).
                         schedule.largeEntryRan()

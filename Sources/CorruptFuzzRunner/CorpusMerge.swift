@@ -26,10 +26,11 @@ public enum CorpusMerge {
                 continue
             }
             let name = uniqueName(entry, taken: &names)
-            do {
-                try data.write(to: URL(fileURLWithPath: output).appendingPathComponent(name))
+            // Atomically: a merge killed midway leaves no part of a file for the next run's seeds.
+            do throws(CorruptFuzzError) {
+                try AtomicFile.write(data, to: URL(fileURLWithPath: output).appendingPathComponent(name).path)
             } catch {
-                throw CorruptFuzzError(.invalidArgument, "cannot write into \(output): \(error.localizedDescription)")
+                throw CorruptFuzzError(.invalidArgument, "cannot write into \(output): \(error.message)")
             }
             kept += 1
         }

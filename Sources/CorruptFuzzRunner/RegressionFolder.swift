@@ -70,10 +70,10 @@ public struct RegressionFolder: Sendable {
         }
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw CorruptFuzzError(.reportWriteFailed, "cannot write \(path) in the regression store: \(error.localizedDescription)")
         }
+        try AtomicFile.write(bytes, to: path)
         return path
     }
 }

@@ -94,7 +94,7 @@ public func verifySaveSurvivesCrashes(
                 for attachment in finding.attachments ?? [] {
                     let file = kept.appendingPathComponent(attachment.name)
                     try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    try? Data(attachment.bytes).write(to: file)
+                    try? AtomicFile.write(attachment.bytes, to: file.path)
                 }
                 return CorruptFuzzFinding(
                     kind: finding.kind, signature: finding.signature, detail: finding.detail, hits: record.hits, reproducer: kept.path,

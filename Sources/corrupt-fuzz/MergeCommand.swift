@@ -11,7 +11,8 @@ struct MergeCommand: ParsableCommand {
         commandName: "merge",
         abstract: "Combine report folders (from --shard runs) into one report, or corpus folders into one deduplicated corpus.",
         discussion: """
-            Report folders (each holds report.json) become one report folder under --reports: one
+            Report folders (each holds report.json, or, left by a run killed before its report,
+            the findings it saved in found/ as it found them) become one report folder under --reports: one
             junit.xml and summary.json, findings with the same kind and signature merged and
             their hits added up, reproducers saved again; a finding one report marked as
             expected stays expected, and --known-findings marks more. Corpus folders (with
@@ -83,7 +84,7 @@ struct MergeCommand: ParsableCommand {
         let merged = try orExit { () throws(CorruptFuzzError) in
             try ReportMerge.merge(
                 folders, into: reports, known: try knownFindings.map { path throws(CorruptFuzzError) in try KnownFindings(contentsOf: path) },
-                newFindingsFile: newFindingsFile)
+                newFindingsFile: newFindingsFile, note: { FileHandle.standardError.write(Data("note: \($0)\n".utf8)) })
         }
         for suite in merged.suites {
             let r = suite.result
