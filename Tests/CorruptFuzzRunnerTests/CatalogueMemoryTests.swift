@@ -208,7 +208,7 @@ struct CatalogueMemoryTests {
         // the other job when the check starts, and the check lasts until ten of them ran. A job
         // that held the large-entry gate through its check held them all back: none ran.
         let checks = runs.condition.withLock { runs.checks }
-        #expect(checks.first == 10, "large entries run during the hang's checks: \(checks)")
+        #expect(checks.first.map { $0 >= 10 } == true, "large entries run during the hang's checks: \(checks)")
     }
 
     @Test("a campaign leaves out catalogue entries over 16 MiB")

@@ -246,15 +246,26 @@ struct HangConfirmationTests {
         var before = cf_usage()
         #expect(cf_group_usage(getpgrp(), &before) == 0)
         #expect(before.processes >= 1 && before.cpu_us > 0, "\(before)")
-        let start = ContinuousClock.now
+        // Until this thread has used 150 ms of CPU, however long the machine takes to give it
+        // (300 ms of wall-clock time got it 30 ms at a load of 20 on two cores).
+        let start = Self.threadCPUMicroseconds()
         var n = 0
-        while ContinuousClock.now - start < .milliseconds(300) { n &+= 1 }
+        while Self.threadCPUMicroseconds() - start < 150_000 {
+            for _ in 0..<10_000 { n &+= 1 }
+        }
         blackHole(n)
         var after = cf_usage()
         #expect(cf_group_usage(getpgrp(), &after) == 0)
         #expect(after.cpu_us - before.cpu_us >= 100_000, "\(before.cpu_us) -> \(after.cpu_us) µs")
         var none = cf_usage()
         #expect(cf_group_usage(Int32.max - 1, &none) == -1)
+    }
+
+    /// The CPU time the calling thread has used.
+    private static func threadCPUMicroseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
     }
 
     #if os(Linux)
