@@ -146,20 +146,25 @@ void cf_cpu_deadline_start(cf_cpu_deadline *deadline, int pgid, int cpu_ms, int 
 int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline) {
     int64_t now = monotonic_us();
     cf_usage usage;
-    if (cf_group_usage(deadline->pgid, &usage) != 0) return 0;  // cannot tell: a hang, as at a wall-clock deadline
-    deadline->cpu_us = usage.cpu_us;
-    int64_t spent = usage.cpu_us - deadline->baseline_us;
+    int readable = cf_group_usage(deadline->pgid, &usage) == 0;
+    return cf_cpu_deadline_step(deadline, now, readable ? &usage : NULL);
+}
+
+int64_t cf_cpu_deadline_step(cf_cpu_deadline *deadline, int64_t now, const cf_usage *usage) {
+    if (!usage) return 0;  // cannot tell: a hang, as at a wall-clock deadline
+    deadline->cpu_us = usage->cpu_us;
+    int64_t spent = usage->cpu_us - deadline->baseline_us;
     if (spent >= deadline->cpu_limit_us) return 0;
     // Starved, not hung: runnable, or it used at least 5% of a core since the last look.
-    int64_t used = usage.cpu_us - deadline->cpu_at_check_us, waited = now - deadline->checked_us;
-    if (!usage.runnable && used * 20 < waited) return 0;
+    int64_t used = usage->cpu_us - deadline->cpu_at_check_us, waited = now - deadline->checked_us;
+    if (!usage->runnable && used * 20 < waited) return 0;
     if (now >= deadline->wall_cap_us) {
         // Half its CPU time or more: it hangs as surely as this machine can tell.
         deadline->starved = spent * 2 < deadline->cpu_limit_us;
         return 0;
     }
     deadline->checked_us = now;
-    deadline->cpu_at_check_us = usage.cpu_us;
+    deadline->cpu_at_check_us = usage->cpu_us;
     int64_t more = deadline->cpu_limit_us - spent;
     if (more > 250000) more = 250000;  // look again soon: a target may block later
     if (more < 20000) more = 20000;

@@ -215,6 +215,55 @@ static int open_pidfd(pid_t pid) {
 #endif
 }
 
+/// Whether any process of group `pgid` is alive: not a zombie, not gone. Linux reads each
+/// process's /proc stat; elsewhere a zombie counts as alive (kill(2) cannot tell them apart).
+static int group_has_live_member(pid_t pgid) {
+#ifdef __linux__
+    DIR *proc = opendir("/proc");
+    if (!proc) return kill(-pgid, 0) == 0;
+    int alive = 0;
+    struct dirent *entry;
+    while (!alive && (entry = readdir(proc)) != NULL) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+        char path[64], buffer[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, buffer, sizeof buffer - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buffer[n] = 0;
+        // "pid (comm) state ppid pgrp ...": fields after the last ')'.
+        char *close_paren = strrchr(buffer, ')');
+        char state = 0;
+        int ppid = 0, pgrp = 0;
+        if (!close_paren || sscanf(close_paren + 1, " %c %d %d", &state, &ppid, &pgrp) != 3) continue;
+        if (pgrp == (int)pgid && state != 'Z' && state != 'X') alive = 1;
+    }
+    closedir(proc);
+    return alive;
+#else
+    return kill(-pgid, 0) == 0;
+#endif
+}
+
+/// Waits until nothing of a run's process group is left alive, once its leader is reaped. What
+/// the target left behind was sent SIGKILL with its group, but a killed process exits only when
+/// it is next scheduled: on a loaded machine that can take longer than the run's last look at
+/// its output, and a run that returned then left a process of its own running beside the next
+/// one (a test saw a target's leftover child alive after its run). Killed again at each look.
+/// Bounded at 5 s, so that a process stuck in an uninterruptible wait cannot hold up a campaign.
+static void await_group_end(pid_t pgid) {
+    if (kill(-pgid, 0) != 0) return;  // nothing left: the usual case, one system call
+    int64_t until = now_us() + 5 * 1000000LL;
+    for (;;) {
+        kill(-pgid, SIGKILL);
+        if (!group_has_live_member(pgid) || now_us() >= until) return;
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /// Reads what is available on `fd` into `cap`; returns 0 on EOF, 1 if more may come.
 static int drain(int fd, cf_capture *cap) {
     uint8_t scratch[65536];
@@ -477,6 +526,7 @@ int cf_run(const char *path, char *const argv[], char *const envp[], int stdin_f
     while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {}
     cf_forget_child(pid);
     if (pidfd >= 0) close(pidfd);
+    await_group_end(pid);
     // The child was vforked: at exec, Linux folds the high-water RSS of the address space it
     // left (ours) into its own maxrss. A peak that is not above our own is ours, not the
     // target's, so it is reported as unknown (0).

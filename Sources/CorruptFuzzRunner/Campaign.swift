@@ -479,7 +479,8 @@ public final class Campaign: @unchecked Sendable {
             targetName: targetName, targetCommand: targetCommand, validatorName: validator?.name,
             configuration: configuration, seedNames: seeds.map(\.name))
         result.outsideTraps = judge.traps
-        let start = configuration.startedAt ?? ContinuousClock.now
+        let clock = configuration.clock
+        let start = configuration.startedAt ?? clock.now
         let maxSeconds = configuration.maxSeconds ?? (configuration.maxRuns == nil ? 60 : nil)
         // The whole campaign ends by `end`; with a finding, fuzzing leaves minimization its share
         // and the report a moment.
@@ -502,7 +503,7 @@ public final class Campaign: @unchecked Sendable {
         let shared = Shared(jobs: jobCount, start: start, seedCount: seeds.count, exchangeWaits: configuration.maxRuns != nil)
         let jobs = (0..<jobCount).map { Job(index: $0, of: jobCount, campaign: self, shared: shared, result: result) }
 
-        func elapsed() -> Double { (ContinuousClock.now - start).seconds }
+        func elapsed() -> Double { (clock.now - start).seconds }
         func report(_ phase: String) {
             let now = shared.snapshot()
             let remaining: String
@@ -516,6 +517,8 @@ public final class Campaign: @unchecked Sendable {
                     targetName: targetName, executions: now.executions, elapsedSeconds: elapsed(), remaining: remaining,
                     findingsByKind: now.findingsByKind, phase: phase, edges: now.edges > 0 ? now.edges : nil))
         }
+        // Housekeeping of the machine's processes and memory, on the machine's clock (not
+        // ``FuzzConfiguration/clock``: nothing a campaign decides depends on it).
         var lastSweep = ContinuousClock.now
         var lastTrim = ContinuousClock.now
         /// What the calling thread does every 100 ms while the jobs run, each on a thread of its
@@ -571,13 +574,13 @@ public final class Campaign: @unchecked Sendable {
         result.fuzzSeconds = elapsed()
         result.totalSeconds = elapsed()
         result.stability = executor.stability
-        let reportStart = ContinuousClock.now
+        let reportStart = clock.now
         fuzzed(result)
         // The report written then (the caller's, of what was found: findings' inputs of
         // megabytes make it take a second) is written again at the end, with the minimized
         // inputs beside the originals: twice its time is kept for it, up to a fifth of the
         // duration.
-        let finalMargin = max(reportMargin, min((ContinuousClock.now - reportStart) * 2, .milliseconds(Int((maxSeconds ?? 0) / 5 * 1000))))
+        let finalMargin = max(reportMargin, min((clock.now - reportStart) * 2, .milliseconds(Int((maxSeconds ?? 0) / 5 * 1000))))
 
         if configuration.minimize, !result.findings.isEmpty, result.toolError == nil {
             report("minimizing")
@@ -701,10 +704,12 @@ public final class Campaign: @unchecked Sendable {
     // MARK: - Minimization
 
     /// - Parameter end: When the campaign's time is up, if it has a duration.
-    private func minimize(_ findings: inout [FindingRecord], until end: ContinuousClock.Instant?, shouldStop: @Sendable () -> Bool) {
+    private func minimize(_ findings: inout [FindingRecord], until end: FuzzInstant?, shouldStop: @Sendable () -> Bool) {
         let slots = executor.slots
+        let clock = configuration.clock
         let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
-        let overall = min(end ?? .now + .seconds(86400), .now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000)))
+        let started = clock.now
+        let overall = min(end ?? started + .seconds(86400), started + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000)))
         // Kinds in order of severity (crash first), then in the order found.
         let order = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
         findings.withUnsafeMutableBufferPointer { buffer in
@@ -713,8 +718,8 @@ public final class Campaign: @unchecked Sendable {
                 for index in stride(from: slot, to: order.count, by: slots).map({ order[$0] }) {
                     var record = records[index]
                     let original = record.finding.input
-                    guard let bytes = original.bytes, !bytes.isEmpty, ContinuousClock.now < overall else { continue }
-                    let deadline = min(overall, ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
+                    guard let bytes = original.bytes, !bytes.isEmpty, clock.now < overall else { continue }
+                    let deadline = min(overall, clock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
                     var lastExecution: Execution?
                     // A test of a hang costs the deadline and a confirmation at twice its own; no
                     // test starts that could end after `deadline`. Another finding's candidate
@@ -723,7 +728,7 @@ public final class Campaign: @unchecked Sendable {
                     let isHang = record.finding.kind == .hang
                     let worstCase = Duration.milliseconds(isHang ? timeout + 2 * hangConfirmationMilliseconds(for: timeout) : timeout)
                     let outcome = minimizer.minimize(bytes, structure: mutator.map { s in { s.shrinkCandidates(of: $0) } }) { candidate in
-                        if shouldStop() || ContinuousClock.now + worstCase > deadline { return nil }
+                        if shouldStop() || clock.now + worstCase > deadline { return nil }
                         var input = original
                         input.bytes = candidate
                         guard let judged = try? judge.run(input, on: executor, slot: slot, confirming: isHang ? .every : .none, hangMargin: 2) else {
@@ -775,10 +780,11 @@ public final class Campaign: @unchecked Sendable {
     ///     before a stop.
     ///   - cost: What checking a finding can take.
     private func checkInFreshProcess(
-        _ findings: inout [FindingRecord], on fresh: any Executor, until end: ContinuousClock.Instant?, cost: @Sendable (Finding) -> Duration,
+        _ findings: inout [FindingRecord], on fresh: any Executor, until end: FuzzInstant?, cost: @Sendable (Finding) -> Duration,
         shouldStop: @Sendable () -> Bool
     ) -> Int {
         let slots = min(fresh.slots, executor.slots)
+        let clock = configuration.clock
         // The findings a process showed after a trap it lived through are checked first, then
         // the longest checks (a hang's): each slot takes the next one when it is free, so the
         // short ones fill the other slots while a hang's runs.
@@ -824,7 +830,7 @@ public final class Campaign: @unchecked Sendable {
                     }
                     if candidates.isEmpty { continue }
                     let needed = cost(record.finding)
-                    let left = end.map { $0 - ContinuousClock.now }
+                    let left = end.map { $0 - clock.now }
                     if shouldStop() || left.map({ $0 < needed }) == true {
                         if originalChecked {
                             originalIsTheReproducer(showed: false)
@@ -834,7 +840,7 @@ public final class Campaign: @unchecked Sendable {
                         records[index] = record
                         continue
                     }
-                    let checkStart = ContinuousClock.now
+                    let checkStart = clock.now
                     var runs = 0
                     var seen: Judge.Judgement?
                     var unconfirmed: Duration?
@@ -856,7 +862,7 @@ public final class Campaign: @unchecked Sendable {
                         let confirmation =
                             .milliseconds(timeout) + .milliseconds(margin * hangConfirmationMilliseconds(for: timeout))
                             * record.finding.execution.hangConfirmationStretch
-                        let confirms = end.map { $0 - ContinuousClock.now >= confirmation } ?? true
+                        let confirms = end.map { $0 - clock.now >= confirmation } ?? true
                         runs += 1
                         guard
                             let judged = try? judge.run(candidate, on: fresh, slot: slot, confirming: confirms ? .every : .none, hangMargin: margin)
@@ -885,7 +891,7 @@ public final class Campaign: @unchecked Sendable {
                         seen = seen ?? judged
                     }
                     if let unconfirmed {
-                        let left = end.map { max(.zero, $0 - ContinuousClock.now) } ?? .zero
+                        let left = end.map { max(.zero, $0 - clock.now) } ?? .zero
                         record.freshProcess = .notChecked(neededSeconds: unconfirmed.seconds, leftSeconds: left.seconds)
                         records[index] = record
                         continue
@@ -917,7 +923,7 @@ public final class Campaign: @unchecked Sendable {
                         record.freshProcess = .notReproduced(
                             finding: seen.finding.map { "\($0.kind.rawValue): \($0.signature)" }, outcome: seen.execution.outcome.summary)
                     } else if let execution = record.minimizedExecution, Self.isMemoryFault(execution.outcome),
-                        end.map({ $0 - ContinuousClock.now >= (ContinuousClock.now - checkStart) / max(1, runs) * 2 }) ?? true
+                        end.map({ $0 - clock.now >= (clock.now - checkStart) / max(1, runs) * 2 }) ?? true
                     {
                         // A memory fault's site can depend on the heap's layout: two more runs say
                         // whether the printed signature is the one a replay shows, when they fit

@@ -75,15 +75,16 @@ extension Campaign {
             self.plan = plan
             let executor = campaign.executor
             let judge = campaign.judge
-            var lastTrade = ContinuousClock.now
+            let clock = campaign.configuration.clock
+            var lastTrade = clock.now
             var trades = 0
-            var lastBatch: ContinuousClock.Instant?
+            var lastBatch: FuzzInstant?
             while true {
                 let status = shared.status(job: index, executions: result.executions)
                 if status.failed { result.stopReason = .error; return }
                 if status.stopRequested { result.stopReason = .interrupted; return }
                 if let maxRuns, result.executions >= maxRuns { result.stopReason = .runs; return }
-                let now = ContinuousClock.now
+                let now = clock.now
                 // Fuzzing ends here: with a finding (any job's, or this job's own since), it leaves
                 // minimization its share, the fresh-process checks of the findings their time,
                 // and the report a moment.
@@ -115,7 +116,7 @@ extension Campaign {
                 var lastWasSlow = false
                 for ran in 0..<count {
                     if ran > 0, everyInput || lastWasSlow, let fuzzingEnd, let endOnceFound,
-                        ContinuousClock.now >= (result.findings.count > findingsBefore ? endOnceFound : fuzzingEnd)
+                        clock.now >= (result.findings.count > findingsBefore ? endOnceFound : fuzzingEnd)
                     {
                         break
                     }
@@ -207,10 +208,12 @@ extension Campaign {
                     records[finding.key] = result.findings.count
                     var record = FindingRecord(
                         finding: campaign.judge.withReference(finding), hits: 1, firstExecution: executionNumber(result.executions),
-                        firstSeconds: (ContinuousClock.now - shared.start).seconds)
+                        firstSeconds: (campaign.configuration.clock.now - shared.start).seconds)
                     // A worker's new hang is checked in a fresh process now, when that fits
                     // before fuzzing ends, so that fuzzing need not end early for its check.
-                    let checkNow = finding.kind == .hang && plan?.hangCheckFits(at: .now, stretch: finding.execution.hangConfirmationStretch) == true
+                    let checkNow =
+                        finding.kind == .hang
+                        && plan?.hangCheckFits(at: campaign.configuration.clock.now, stretch: finding.execution.hangConfirmationStretch) == true
                     let newToCampaign = shared.noteFinding(finding.key, checkCost: checkNow ? .zero : plan?.checkCost(of: finding) ?? .zero)
                     // On disk before the next input runs (once per finding of the campaign, not
                     // per input): a run killed from now on still has it.
@@ -249,7 +252,7 @@ extension Campaign {
     /// When a campaign's fuzzing ends, and how its jobs draw inputs.
     struct Plan: Sendable {
         /// When the campaign's time is up, if it has a duration.
-        let end: ContinuousClock.Instant?
+        let end: FuzzInstant?
         /// The time left to minimization at the end, once there is a finding.
         let minimizeShare: Duration
         /// The time left to the report at the end.
@@ -326,14 +329,14 @@ extension Campaign {
         /// (with two busy processes beside a demo's 15 s campaigns, a check allowed into that
         /// share ran 3.4 s past the duration and left 17 other findings no time for theirs).
         /// - Parameter stretch: ``Execution/hangConfirmationStretch`` of the hang.
-        func hangCheckFits(at now: ContinuousClock.Instant, stretch: Double = 1) -> Bool {
+        func hangCheckFits(at now: FuzzInstant, stretch: Double = 1) -> Bool {
             guard checkTimeout != nil else { return false }
             return end.map { now + checkCost(of: .hang, stretch: stretch) <= $0 - minimizeShare - reportMargin } ?? true
         }
 
         /// When fuzzing ends: at the end, or with a finding, early enough for its minimization,
         /// the checks of the findings so far and the report.
-        func fuzzingEnd(anyFinding: Bool, checks: CheckCost) -> ContinuousClock.Instant? {
+        func fuzzingEnd(anyFinding: Bool, checks: CheckCost) -> FuzzInstant? {
             guard anyFinding else { return end }
             return end.map { $0 - minimizeShare - reportMargin - checkReserve(checks) }
         }
@@ -357,7 +360,7 @@ extension Campaign {
     /// never per input.
     final class Shared: @unchecked Sendable {
         let jobs: Int
-        let start: ContinuousClock.Instant
+        let start: FuzzInstant
         /// The jobs' kept inputs, offered to each other; nil for one job.
         let exchange: CorpusExchange?
         /// Held by a job from making a catalogue entry of a megabyte or more (up to 16 MB, read
@@ -384,7 +387,7 @@ extension Campaign {
             let thrown: Bool
         }
 
-        init(jobs: Int, start: ContinuousClock.Instant, seedCount: Int, exchangeWaits: Bool) {
+        init(jobs: Int, start: FuzzInstant, seedCount: Int, exchangeWaits: Bool) {
             self.jobs = jobs
             self.start = start
             self.seedCount = seedCount

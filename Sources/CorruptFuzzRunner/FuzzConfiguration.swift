@@ -13,9 +13,14 @@ public struct FuzzConfiguration: Sendable {
     /// Once there is a finding, fuzzing stops early enough to leave minimization its share: a
     /// fifth of the time, at most ``minimizeTotalSeconds``.
     public var maxSeconds: Double?
-    /// When ``maxSeconds`` started to count: when the command started, so that its setup counts
-    /// (nil: when the campaign starts).
-    public var startedAt: ContinuousClock.Instant?
+    /// When ``maxSeconds`` started to count, on ``clock``: when the command started, so that
+    /// its setup counts (nil: when the campaign starts).
+    public var startedAt: FuzzInstant?
+    /// The clock every time-based decision of the campaign reads (``maxSeconds``, the time kept
+    /// for minimization, the checks in a fresh process and the report): the machine's monotonic
+    /// clock, or a test's ``ManualClock``. A target's run deadlines are not read from it (they
+    /// time real processes).
+    public var clock: any FuzzClock = MonotonicClock()
     /// Parallel executions; defaults to the number of processor cores.
     public var jobs: Int = System.coreCount
     /// Limits for each execution of the target.

@@ -169,8 +169,12 @@ public final class Judge: Sendable {
 
     /// Judges an execution under a label the driver knows (a document the app itself wrote is
     /// valid; nil: only crashes, hangs, memory and held files count), without the validator.
+    /// A run whose hang confirmation was starved of CPU (``Execution/starved``) is no finding:
+    /// undecided, as ``judge(_:execution:slot:watch:)`` says (a version-skew check on a loaded
+    /// machine reported a loader that needs 0.6 s of CPU as a hang).
     public func judge(_ input: TestInput, execution: Execution, label: Verdict?) -> Finding? {
-        oracle.judge(input, execution: execution, verdict: label)
+        if execution.starved, case .hung = execution.outcome { return nil }
+        return oracle.judge(input, execution: execution, verdict: label)
     }
 
     /// `finding`'s detail with the format's own verdict on its input, when the app's validator

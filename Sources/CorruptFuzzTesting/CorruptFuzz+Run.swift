@@ -28,7 +28,7 @@ func runCheck<Value>(
     configuration.seed = seed
     if let duration = options.duration {
         configuration.maxSeconds = max(0.001, duration.seconds)
-        configuration.startedAt = .now
+        configuration.startedAt = configuration.clock.now
     } else {
         configuration.maxRuns = options.runs
     }

@@ -94,7 +94,7 @@ struct RunCommand: ParsableCommand {
         System.returnLargeBlocksAtOnce()
         var configuration = FuzzConfiguration()
         // --duration is the command's wall time: setup, fuzzing, minimization and the report.
-        configuration.startedAt = .now
+        configuration.startedAt = configuration.clock.now
         configuration.seed = seed
         configuration.maxRuns = runs
         configuration.maxSeconds = duration?.value

@@ -33,6 +33,25 @@ let strictValidator = ClosureValidator(name: "strict") { bytes in
     return .valid
 }
 
+/// An executor whose every input takes `step` on `clock` (a test's ``ManualClock``): a timed
+/// campaign of it runs the same inputs at any load. A hang's confirmation takes `step` too.
+struct Ticking: Executor {
+    let base: any Executor
+    let clock: ManualClock
+    var step: Duration = .milliseconds(1)
+    var slots: Int { base.slots }
+
+    func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        clock.advance(by: step)
+        return try base.execute(input, slot: slot)
+    }
+
+    func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
+        clock.advance(by: step)
+        return try base.confirmHang(input, slot: slot, margin: margin)
+    }
+}
+
 @Suite("Campaign")
 struct CampaignTests {
     let seeds = [
@@ -100,14 +119,15 @@ struct CampaignTests {
         #expect(merged.variants?.reduce(0) { $0 + $1.hits } == 2 * record.hits)
     }
 
-    /// A loader whose every input takes `milliseconds` of wall-clock time, rejecting it as
-    /// the strict validator does, an empty file as empty (no finding).
+    /// A loader whose every input takes `milliseconds` on `clock`, rejecting it as the strict
+    /// validator does, an empty file as empty (no finding).
     struct SlowExecutor: Executor {
         let slots = 1
         let milliseconds: Int
+        let clock: ManualClock
 
         func execute(_ input: TestInput, slot: Int) -> Execution {
-            usleep(useconds_t(milliseconds * 1000))
+            clock.advance(by: .milliseconds(milliseconds))
             guard let bytes = input.bytes else { return Execution(outcome: .rejected(reason: "not-found", exitCode: 1, message: nil)) }
             if bytes.isEmpty { return Execution(outcome: .rejected(reason: "empty", exitCode: 1, message: nil)) }
             if case .invalid(let violation) = strictValidator.validate(bytes) {
@@ -119,47 +139,41 @@ struct CampaignTests {
 
     @Test("fuzzing ends on time when inputs are slow: the clock is read before every input, not only every batch")
     func slowInputsEndOnTime() throws {
+        let clock = ManualClock()
         var configuration = FuzzConfiguration()
         configuration.seed = 1
         configuration.maxSeconds = 1.1
         configuration.minimize = false
+        configuration.clock = clock
         let campaign = Campaign(
-            executor: SlowExecutor(milliseconds: 250), targetName: "slow", targetCommand: "slow @@", takesPath: true, validator: strictValidator,
-            seeds: seeds, configuration: configuration)
-        let start = ContinuousClock.now
+            executor: SlowExecutor(milliseconds: 250, clock: clock), targetName: "slow", targetCommand: "slow @@", takesPath: true,
+            validator: strictValidator, seeds: seeds, configuration: configuration)
         let result = try campaign.run()
-        let seconds = (ContinuousClock.now - start).seconds
         // A batch is four inputs (one slot): read only between batches, the clock let a batch
-        // that began at 1.0 s run to 2.0 s. Read before each input, fuzzing ends by 1.35 s.
+        // that began at 1.0 s run to 2.0 s (eight inputs). Read before each input, fuzzing ends
+        // after the fifth, at 1.25 s, the first look past the 1.078 s fuzzing has (the report
+        // keeps 0.022 s).
         #expect(result.stopReason == .duration)
-        #expect(seconds < 1.6, "\(seconds) s for a duration of 1.1 s (\(result.executions) inputs of 250 ms)")
+        #expect(result.executions == 5, "\(result.executions) inputs of 250 ms for a duration of 1.1 s")
+        #expect(result.fuzzSeconds == 1.25 && result.totalSeconds == 1.25, "\(result.fuzzSeconds) s, \(result.totalSeconds) s")
         #expect(result.findings.isEmpty, "\(result.findings.map(\.finding.detail))")
     }
 
-    /// The planted loader, which takes a second for each input: a fresh process whose checks
-    /// would end a short campaign late.
-    struct SlowFresh: Executor {
-        let slots = 2
-
-        func execute(_ input: TestInput, slot: Int) -> Execution {
-            Thread.sleep(forTimeInterval: 1)
-            return PlantedBugExecutor().execute(input, slot: slot)
-        }
-    }
-
-    /// A campaign of `seconds` without minimization, whose findings are checked in `fresh`
-    /// (when given) as a worker campaign's are.
+    /// A campaign of `seconds` on `clock` without minimization, whose findings are checked in
+    /// `fresh` (when given) as a worker campaign's are. `executor` (the planted loader unless
+    /// given) takes a millisecond an input on `clock`.
     func checkedCampaign(
-        _ executor: any Executor = PlantedBugExecutor(), fresh: (any Executor)?, seconds: Double, timeoutMilliseconds: Int
+        _ executor: any Executor = PlantedBugExecutor(), fresh: (any Executor)?, seconds: Double, timeoutMilliseconds: Int, clock: ManualClock
     ) -> Campaign {
         var configuration = FuzzConfiguration()
         configuration.seed = 1
         configuration.maxSeconds = seconds
         configuration.minimize = false
         configuration.limits.timeoutMilliseconds = timeoutMilliseconds
+        configuration.clock = clock
         let campaign = Campaign(
-            executor: executor, targetName: "planted", targetCommand: "planted @@", takesPath: true, validator: strictValidator, seeds: seeds,
-            configuration: configuration)
+            executor: Ticking(base: executor, clock: clock), targetName: "planted", targetCommand: "planted @@", takesPath: true,
+            validator: strictValidator, seeds: seeds, configuration: configuration)
         campaign.replayExecutor = fresh
         return campaign
     }
@@ -167,26 +181,43 @@ struct CampaignTests {
     /// A campaign of the planted loader whose findings are checked in `fresh` after fuzzing, with
     /// a 20 s deadline: each finding's check can take a quarter of it or all of it, more than two
     /// fifths of the 3 s campaign.
-    func slowChecksCampaign(fresh: (any Executor)?) -> Campaign { checkedCampaign(fresh: fresh, seconds: 3, timeoutMilliseconds: 20_000) }
+    func slowChecksCampaign(fresh: (any Executor)?, clock: ManualClock) -> Campaign {
+        checkedCampaign(fresh: fresh, seconds: 3, timeoutMilliseconds: 20_000, clock: clock)
+    }
+
+    /// Where fuzzing may end past its planned end on a manual clock: a few inputs of each of the
+    /// two jobs (each reads the clock once a batch of four when its inputs are fast).
+    static let overrun = 0.02
 
     @Test("a campaign whose findings are checked in a fresh process stops fuzzing early enough for the checks")
     func freshChecksHaveTheirTime() throws {
         // The report's moment is 0.06 s of 3 s; the checks keep a fifth of the time, 0.6 s.
-        let unchecked = try slowChecksCampaign(fresh: nil).run()
-        let checked = try slowChecksCampaign(fresh: PlantedBugExecutor()).run()
+        let unchecked = try slowChecksCampaign(fresh: nil, clock: ManualClock()).run()
+        let checked = try slowChecksCampaign(fresh: PlantedBugExecutor(), clock: ManualClock()).run()
         #expect(!unchecked.findings.isEmpty && !checked.findings.isEmpty)
-        #expect(unchecked.fuzzSeconds > 2.8, "\(unchecked.fuzzSeconds) s")
-        #expect(checked.fuzzSeconds > 2.2 && checked.fuzzSeconds < 2.5, "\(checked.fuzzSeconds) s")
+        #expect(unchecked.fuzzSeconds >= 2.94 && unchecked.fuzzSeconds < 2.94 + Self.overrun, "\(unchecked.fuzzSeconds) s")
+        #expect(checked.fuzzSeconds >= 2.34 && checked.fuzzSeconds < 2.34 + Self.overrun, "\(checked.fuzzSeconds) s")
+    }
+
+    /// The planted loader, which takes a second on `clock` for each input: a fresh process whose
+    /// checks would end a short campaign late.
+    struct SlowFresh: Executor {
+        let slots = 2
+        let clock: ManualClock
+
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            clock.advance(by: .seconds(1))
+            return PlantedBugExecutor().execute(input, slot: slot)
+        }
     }
 
     @Test("a check in a fresh process that could end past the duration is not started, and its finding says so")
     func uncheckedWithinTheDuration() throws {
-        let start = ContinuousClock.now
-        let result = try slowChecksCampaign(fresh: SlowFresh()).run()
-        let seconds = (ContinuousClock.now - start).seconds
+        let clock = ManualClock()
+        let result = try slowChecksCampaign(fresh: SlowFresh(clock: clock), clock: clock).run()
         // Each check can take 5 s or more and 0.6 s is left: started, a check would have ended
         // the campaign a second late.
-        #expect(seconds < 3.05, "\(seconds) s for a duration of 3 s")
+        #expect(result.totalSeconds <= 3, "\(result.totalSeconds) s for a duration of 3 s")
         #expect(!result.findings.isEmpty)
         for record in result.findings {
             guard case .notChecked(let needed, let left)? = record.freshProcess else {
@@ -198,12 +229,13 @@ struct CampaignTests {
         }
     }
 
-    /// The fresh process of the planted loader, taking half a second a run.
+    /// The fresh process of the planted loader, taking half a second a run on `clock`.
     struct HalfSecondFresh: Executor {
         let slots = 2
+        let clock: ManualClock
 
         func execute(_ input: TestInput, slot: Int) -> Execution {
-            Thread.sleep(forTimeInterval: 0.5)
+            clock.advance(by: .milliseconds(500))
             return PlantedBugExecutor().execute(input, slot: slot)
         }
     }
@@ -214,11 +246,13 @@ struct CampaignTests {
         // take 0.5 s each) and 0.2 s for the report, and ends 7.8 s in. The report then takes
         // 0.8 s, so 1.6 s is kept at the end: at 8.6 s no check fits what is left (until 8.4 s),
         // and the campaign ends. With the 0.2 s kept before, the 0.5 s checks would run to about 9.1 s.
-        let result = try checkedCampaign(fresh: HalfSecondFresh(), seconds: 10, timeoutMilliseconds: 2000).run(fuzzed: { _ in
-            Thread.sleep(forTimeInterval: 0.8)
-        })
+        let clock = ManualClock()
+        let campaign = checkedCampaign(fresh: HalfSecondFresh(clock: clock), seconds: 10, timeoutMilliseconds: 2000, clock: clock)
+        let result = try campaign.run(fuzzed: { _ in clock.advance(by: .milliseconds(800)) })
         #expect(!result.findings.isEmpty)
-        #expect(result.totalSeconds < 8.85, "\(result.totalSeconds) s, fuzzing \(result.fuzzSeconds) s")
+        #expect(result.fuzzSeconds >= 7.8 && result.fuzzSeconds < 7.8 + Self.overrun, "fuzzing \(result.fuzzSeconds) s")
+        // The report's 0.8 s, and no check: none fits what is left.
+        #expect(abs(result.totalSeconds - (result.fuzzSeconds + 0.8)) < 1e-9, "\(result.totalSeconds) s, fuzzing \(result.fuzzSeconds) s")
         for record in result.findings {
             guard case .notChecked? = record.freshProcess else {
                 Issue.record("\(record.finding.kind) was marked \(String(describing: record.freshProcess))")
@@ -235,7 +269,7 @@ struct CampaignTests {
 
     @Test("a check whose fresh process hangs, with no time left to confirm the hang, is not done, not a finding not reproduced")
     func hangInACheckWithoutTime() throws {
-        let result = try checkedCampaign(fresh: AlwaysHangs(), seconds: 2, timeoutMilliseconds: 100).run()
+        let result = try checkedCampaign(fresh: AlwaysHangs(), seconds: 2, timeoutMilliseconds: 100, clock: ManualClock()).run()
         #expect(!result.findings.isEmpty)
         var needs: [Double] = []
         for record in result.findings {
@@ -260,29 +294,33 @@ struct CampaignTests {
         }
     }
 
-    /// The fresh process of ``HangsOnEmpty``: a hang's confirmation takes half a second, and
-    /// is recorded (its margin, and when it ended).
+    /// The fresh process of ``HangsOnEmpty``: a hang's confirmation takes half a second on
+    /// `clock`, and is recorded (its margin, and when it ended).
     final class CountedFresh: Executor, @unchecked Sendable {
         let slots = 2
+        let clock: ManualClock
         private let lock = NSLock()
-        private var confirmations: [(margin: Int, end: ContinuousClock.Instant)] = []
+        private var confirmations: [(margin: Int, end: FuzzInstant)] = []
+
+        init(clock: ManualClock) { self.clock = clock }
 
         func execute(_ input: TestInput, slot: Int) -> Execution { HangsOnEmpty().execute(input, slot: slot) }
 
         func confirmHang(_ input: TestInput, slot: Int, margin: Int) -> Execution {
-            Thread.sleep(forTimeInterval: 0.5)
-            lock.withLock { confirmations.append((margin, .now)) }
+            clock.advance(by: .milliseconds(500))
+            lock.withLock { confirmations.append((margin, clock.now)) }
             return execute(input, slot: slot)
         }
 
-        var recorded: [(margin: Int, end: ContinuousClock.Instant)] { lock.withLock { confirmations } }
+        var recorded: [(margin: Int, end: FuzzInstant)] { lock.withLock { confirmations } }
     }
 
     @Test("a worker campaign checks a new hang in a fresh process as the replay runs it while it fuzzes, at twice the replay's deadline")
     func hangCheckedWhileFuzzing() throws {
-        let fresh = CountedFresh()
-        let start = ContinuousClock.now
-        let result = try checkedCampaign(HangsOnEmpty(), fresh: fresh, seconds: 5, timeoutMilliseconds: 100).run()
+        let clock = ManualClock()
+        let fresh = CountedFresh(clock: clock)
+        let start = clock.now
+        let result = try checkedCampaign(HangsOnEmpty(), fresh: fresh, seconds: 5, timeoutMilliseconds: 100, clock: clock).run()
         let hang = try #require(result.findings.first { $0.finding.kind == .hang })
         #expect(hang.finding.execution.hangConfirmedAsReplayed)
         #expect(hang.freshProcess == nil)
@@ -291,9 +329,10 @@ struct CampaignTests {
         let confirmations = fresh.recorded
         #expect(confirmations.map(\.margin) == [2])
         #expect(confirmations.allSatisfy { ($0.end - start).seconds < result.fuzzSeconds }, "fuzzing ended at \(result.fuzzSeconds) s")
-        // Nothing is kept for its check (4.3 s): fuzzing ran to the end.
-        #expect(result.fuzzSeconds > 4.8, "\(result.fuzzSeconds) s")
-        #expect(result.totalSeconds < 5.05, "\(result.totalSeconds) s")
+        // Nothing is kept for its check (4.3 s): fuzzing ran to the end, less the report's 0.1 s
+        // and the other findings' checks' 0.1 s.
+        #expect(result.fuzzSeconds >= 4.8 && result.fuzzSeconds < 4.8 + Self.overrun, "\(result.fuzzSeconds) s")
+        #expect(result.totalSeconds <= 5, "\(result.totalSeconds) s")
     }
 
     @Test("the same seed and corpus give the same inputs and findings")
@@ -389,32 +428,54 @@ struct CampaignTests {
         #expect(sampled.contains(1) && sampled.contains(99_999))
     }
 
-    @Test("a stop request ends the campaign with what it found so far")
+    @Test("a stop request ends the campaign with what it found so far, each job at its next batch")
     func stops() throws {
         var configuration = FuzzConfiguration()
+        // Never reached: the manual clock does not move.
         configuration.maxSeconds = 600
+        configuration.clock = ManualClock()
+        let executor = CountingExecutor(base: PlantedBugExecutor())
         let campaign = Campaign(
-            executor: PlantedBugExecutor(), targetName: "planted", targetCommand: "planted @@", takesPath: true,
+            executor: executor, targetName: "planted", targetCommand: "planted @@", takesPath: true,
             validator: strictValidator, seeds: seeds, configuration: configuration)
-        let box = StopAfter(executions: 500)
+        let box = StopAfter(executions: 500, count: { executor.count })
         let result = try campaign.run(progress: { box.seen = $0.executions }, shouldStop: { box.shouldStop })
-        let stoppedAt = try #require(box.stoppedAt)
+        let ranAtStop = try #require(box.ranAtStop)
         #expect(result.stopReason == .interrupted)
-        // Polled every 100 ms, whatever the jobs are doing.
-        #expect(ContinuousClock.now - stoppedAt < .seconds(1), "\(ContinuousClock.now - stoppedAt) from the stop to the end")
+        // Each of the two jobs ends the batch it is in (four inputs): nothing runs after that.
+        #expect(result.executions <= ranAtStop + 2 * 4, "\(result.executions) inputs run, \(ranAtStop) when the stop was asked")
         #expect(!result.findings.isEmpty)
+    }
+}
+
+/// Counts the inputs `base` ran, from any slot.
+final class CountingExecutor: Executor, @unchecked Sendable {
+    let base: any Executor
+    private let lock = NSLock()
+    private var ran = 0
+    init(base: any Executor) { self.base = base }
+    var slots: Int { base.slots }
+    var count: Int { lock.withLock { ran } }
+
+    func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
+        lock.withLock { ran += 1 }
+        return try base.execute(input, slot: slot)
     }
 }
 
 final class StopAfter: @unchecked Sendable {
     let limit: Int
+    let count: @Sendable () -> Int
     var seen = 0
-    /// When ``shouldStop`` first said yes.
-    private(set) var stoppedAt: ContinuousClock.Instant?
-    init(executions: Int) { limit = executions }
+    /// How many inputs had run when ``shouldStop`` first said yes.
+    private(set) var ranAtStop: Int?
+    init(executions: Int, count: @escaping @Sendable () -> Int) {
+        limit = executions
+        self.count = count
+    }
     var shouldStop: Bool {
         guard seen >= limit else { return false }
-        if stoppedAt == nil { stoppedAt = .now }
+        if ranAtStop == nil { ranAtStop = count() }
         return true
     }
 }

@@ -21,34 +21,54 @@ private struct LargeCatalogueMutator: StructureAwareMutator {
 @Suite("The campaign's own memory")
 struct CatalogueMemoryTests {
     /// Counts the inputs of a megabyte or more in flight at once, over all slots, and the
-    /// smaller inputs run while one is.
+    /// smaller inputs run while one is. With `beside`, a large input is held until that many
+    /// smaller ones ran beside it (other jobs that are not held up run them), or until a minute
+    /// passed without them (counted in ``waitedInVain``: the other jobs did not run); without,
+    /// for 20 ms, so that the other jobs reach theirs meanwhile (were they let). Each input takes
+    /// a millisecond on `clock`, a large one 100.
     private final class LargeInFlight: Executor, @unchecked Sendable {
         let slots: Int
-        private let lock = NSLock()
+        let beside: Int
+        let clock: ManualClock?
+        private let condition = NSCondition()
         private var now = 0
         private(set) var most = 0
         private(set) var ran = 0
         private(set) var small = 0
         private(set) var smallDuringLarge = 0
-        let largeMicroseconds: UInt32
-        init(slots: Int, largeMicroseconds: UInt32 = 20_000) {
+        private(set) var waitedInVain = 0
+        init(slots: Int, beside: Int = 0, clock: ManualClock? = nil) {
             self.slots = slots
-            self.largeMicroseconds = largeMicroseconds
+            self.beside = beside
+            self.clock = clock
         }
 
         func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
             if input.bytes?.count ?? 0 >= 1 << 20 {
-                lock.withLock {
+                clock?.advance(by: .milliseconds(100))
+                condition.withLock {
                     now += 1
                     ran += 1
                     most = max(most, now)
                 }
-                usleep(largeMicroseconds)  // long enough for the other jobs to reach their own
-                lock.withLock { now -= 1 }
+                if beside == 0 { usleep(20_000) }
+                condition.withLock {
+                    let wanted = smallDuringLarge + beside
+                    let giveUp = Date(timeIntervalSinceNow: 60)
+                    while smallDuringLarge < wanted {
+                        if !condition.wait(until: giveUp) {
+                            waitedInVain += 1
+                            break
+                        }
+                    }
+                    now -= 1
+                }
             } else {
-                lock.withLock {
+                clock?.advance(by: .milliseconds(1))
+                condition.withLock {
                     small += 1
                     if now > 0 { smallDuringLarge += 1 }
+                    condition.broadcast()
                 }
             }
             return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
@@ -58,11 +78,13 @@ struct CatalogueMemoryTests {
     /// A campaign of `executor` (a job per slot) over two small seeds, whose catalogue is
     /// `entries` large entries a seed.
     private func largeCampaign(
-        _ executor: any Executor, seconds: Double? = nil, runs: Int? = nil, entries: Int = 6, timeoutMilliseconds: Int? = nil
+        _ executor: any Executor, seconds: Double? = nil, runs: Int? = nil, entries: Int = 6, timeoutMilliseconds: Int? = nil,
+        clock: ManualClock? = nil
     ) -> Campaign {
         var configuration = FuzzConfiguration()
         configuration.jobs = executor.slots
         configuration.maxSeconds = seconds
+        if let clock { configuration.clock = clock }
         configuration.maxRuns = runs
         configuration.minimize = false
         if let timeoutMilliseconds { configuration.limits.timeoutMilliseconds = timeoutMilliseconds }
@@ -74,15 +96,17 @@ struct CatalogueMemoryTests {
 
     @Test("in a timed campaign, a job whose large entry is due while another job's runs runs other inputs meanwhile; still one at a time, and every one runs")
     func othersRunDuringALargeEntry() throws {
-        let executor = LargeInFlight(slots: 2, largeMicroseconds: 100_000)
-        _ = try largeCampaign(executor, seconds: 2).run()
+        // Each large entry is held until the other job ran 20 smaller inputs beside it. A job
+        // that waited for the gate when its own entry was due ran none meanwhile: the entry was
+        // held in vain (a minute), and the jobs' six entries each are interleaved, so that
+        // happens. The 12 entries and their 20 × 12 inputs beside take 1.44 s of the 10.
+        let clock = ManualClock()
+        let executor = LargeInFlight(slots: 2, beside: 20, clock: clock)
+        _ = try largeCampaign(executor, seconds: 10, clock: clock).run()
         #expect(executor.ran == 12)
         #expect(executor.most == 1)
-        // Twelve entries of 100 ms, six per job, 1.2 s of the 2: the other job runs smaller
-        // inputs beside each (46% of them ran so, measured). A job that waited for the gate
-        // ran them only beside the last entries, once its own were done (8%).
-        let share = Double(executor.smallDuringLarge) / Double(max(1, executor.small))
-        #expect(share > 0.25, "\(executor.smallDuringLarge) of \(executor.small) smaller inputs ran beside a large one")
+        #expect(executor.waitedInVain == 0, "\(executor.waitedInVain) of 12 large entries had no smaller inputs run beside them")
+        #expect(executor.smallDuringLarge >= 12 * 20)
     }
 
     @Test("a campaign's jobs run inputs of a megabyte or more one at a time, and every such entry still runs")
@@ -109,62 +133,82 @@ struct CatalogueMemoryTests {
     @Test("the jobs do not pass each other a large entry with new behaviour (held until every job read it, it was in memory beside the next one)")
     func largeEntriesAreNotExchanged() throws {
         for timed in [true, false] {
-            let campaign = largeCampaign(NewBehaviourForLarge(), seconds: timed ? 1 : nil, runs: timed ? nil : 2_000)
+            // Timed: a second on a manual clock, a millisecond an input.
+            let clock = ManualClock()
+            let executor = timed ? Ticking(base: NewBehaviourForLarge(), clock: clock) : NewBehaviourForLarge() as any Executor
+            let campaign = largeCampaign(executor, seconds: timed ? 1 : nil, runs: timed ? nil : 2_000, clock: clock)
             let result = try campaign.run()
             #expect(result.executions > 12)
             #expect(campaign.exchangeMostHeldBytes < 1 << 20, "timed: \(timed)")
         }
     }
 
-    /// A worker whose first large entry (all zeros) hangs: the others are rejected after 20 ms,
-    /// and when each ran is recorded. Its fresh process's confirmation of the hang takes a
-    /// second, and when it started and ended is recorded.
+    /// What ``HangOnFirstLarge``'s worker and fresh process share: how many large entries ran,
+    /// and per check of the hang, how many ran while it lasted.
+    private final class LargeRuns: @unchecked Sendable {
+        let condition = NSCondition()
+        var count = 0
+        var checks: [Int] = []
+    }
+
+    /// A worker whose first large entry (all zeros) hangs: the others are rejected, taking 20 ms
+    /// on `clock` (a smaller input 1 ms), and counted. As the fresh process (`fresh`), its
+    /// confirmation of the hang lasts until `during` more large entries ran (the other job runs
+    /// them, unless it is held up), or a minute; it records how many ran meanwhile.
     private final class HangOnFirstLarge: Executor, @unchecked Sendable {
         let slots = 2
+        let clock: ManualClock
         let fresh: Bool
-        private let lock = NSLock()
-        private var largeRuns: [ContinuousClock.Instant] = []
-        private var checks: [(start: ContinuousClock.Instant, end: ContinuousClock.Instant)] = []
-        init(fresh: Bool) { self.fresh = fresh }
+        let during = 10
+        let runs: LargeRuns
+        init(clock: ManualClock, fresh: Bool, runs: LargeRuns) {
+            self.clock = clock
+            self.fresh = fresh
+            self.runs = runs
+        }
 
         func execute(_ input: TestInput, slot: Int) throws(CorruptFuzzError) -> Execution {
-            guard let bytes = input.bytes, bytes.count >= 1 << 20 else { return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)) }
+            guard let bytes = input.bytes, bytes.count >= 1 << 20 else {
+                clock.advance(by: .milliseconds(1))
+                return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
+            }
             if bytes[0] == 0 { return Execution(outcome: .hung(milliseconds: 100), microseconds: 100_000) }
-            if !fresh {
-                usleep(20_000)
-                lock.withLock { largeRuns.append(.now) }
+            clock.advance(by: .milliseconds(20))
+            runs.condition.withLock {
+                runs.count += 1
+                runs.condition.broadcast()
             }
             return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
         }
 
         func confirmHang(_ input: TestInput, slot: Int, margin: Int) throws(CorruptFuzzError) -> Execution {
             guard fresh else { return try execute(input, slot: slot) }
-            let start = ContinuousClock.now
-            Thread.sleep(forTimeInterval: 1)
-            lock.withLock { checks.append((start, .now)) }
-            return try execute(input, slot: slot)
-        }
-
-        var recorded: (largeRuns: [ContinuousClock.Instant], checks: [(start: ContinuousClock.Instant, end: ContinuousClock.Instant)]) {
-            lock.withLock { (largeRuns, checks) }
+            runs.condition.withLock {
+                let before = runs.count
+                let giveUp = Date(timeIntervalSinceNow: 60)
+                while runs.count < before + during, runs.condition.wait(until: giveUp) {}
+                runs.checks.append(runs.count - before)
+            }
+            clock.advance(by: .seconds(1))
+            return Execution(outcome: .hung(milliseconds: 100), microseconds: 100_000)
         }
     }
 
     @Test("while one job checks a new hang in a fresh process (seconds), the other job's large entries still run")
     func largeEntriesRunDuringAHangCheck() throws {
-        let worker = HangOnFirstLarge(fresh: false)
-        let fresh = HangOnFirstLarge(fresh: true)
-        let campaign = largeCampaign(worker, seconds: 5, entries: 60, timeoutMilliseconds: 100)
-        campaign.replayExecutor = fresh
+        let clock = ManualClock()
+        let runs = LargeRuns()
+        let worker = HangOnFirstLarge(clock: clock, fresh: false, runs: runs)
+        let campaign = largeCampaign(worker, seconds: 5, entries: 60, timeoutMilliseconds: 100, clock: clock)
+        campaign.replayExecutor = HangOnFirstLarge(clock: clock, fresh: true, runs: runs)
         let result = try campaign.run()
         let hang = try #require(result.findings.first { $0.finding.kind == .hang })
         #expect(hang.finding.execution.hangConfirmedAsReplayed)
-        let check = try #require(fresh.recorded.checks.first, "the hang was not checked while fuzzing")
-        // About 118 large entries of 20 ms each, one at a time, over two jobs: some are left for
-        // the other job when the check starts. A job that held the large-entry gate through its
-        // check held them all back for its second.
-        let during = worker.recorded.largeRuns.filter { $0 > check.start && $0 < check.end }
-        #expect(during.count >= 10, "\(during.count) large entries ran during the 1 s check")
+        // 118 large entries besides the hang, one at a time, over two jobs: some are left for
+        // the other job when the check starts, and the check lasts until ten of them ran. A job
+        // that held the large-entry gate through its check held them all back: none ran.
+        let checks = runs.condition.withLock { runs.checks }
+        #expect(checks.first.map { $0 >= 10 } == true, "large entries run during the hang's checks: \(checks)")
     }
 
     @Test("a campaign leaves out catalogue entries over 16 MiB")

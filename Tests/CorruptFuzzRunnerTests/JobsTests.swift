@@ -121,8 +121,9 @@ struct JobsTests {
 
     @Test("the time fuzzing keeps for the checks in a fresh process: a fifth of the duration, or one check's up to two fifths")
     func checkReserve() {
+        let start = ManualClock().now
         func plan(seconds: Int) -> Campaign.Plan {
-            var plan = Campaign.Plan(end: .now + .seconds(seconds), minimizeShare: .zero, reportMargin: .zero, batchSize: 1)
+            var plan = Campaign.Plan(end: start + .seconds(seconds), minimizeShare: .zero, reportMargin: .zero, batchSize: 1)
             plan.checkTimeout = 500
             plan.checkSlots = 2
             plan.maxCheckReserve = .seconds(seconds) / 5
@@ -150,7 +151,6 @@ struct JobsTests {
         #expect(plan(seconds: 10).checkReserve(oneHang) == .seconds(2))
         // A new hang's check runs while fuzzing when it ends before fuzzing must (15 s less
         // minimization's 3 s and the report's 0.3 s).
-        let start = ContinuousClock.now
         let minimizing = Campaign.Plan(end: start + .seconds(15), minimizeShare: .seconds(3), reportMargin: .milliseconds(300), batchSize: 1)
         var checked = minimizing
         checked.checkTimeout = 500

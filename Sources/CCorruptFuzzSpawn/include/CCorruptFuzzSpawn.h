@@ -80,6 +80,11 @@ void cf_cpu_deadline_start(cf_cpu_deadline *deadline, int pgid, int cpu_ms, int 
 /// or its usage cannot be read), or, at the wall-clock cap while it still ran with less than
 /// half its CPU time, starved (`starved` is set: nobody can tell whether it hangs).
 int64_t cf_cpu_deadline_more(cf_cpu_deadline *deadline);
+/// cf_cpu_deadline_more's decision, given the time (`now_us`, on the clock `started_us` and
+/// `wall_cap_us` are on) and the group's usage read then (NULL: it could not be read). What
+/// cf_cpu_deadline_more calls with the machine's monotonic clock and /proc; tests call it with
+/// times and usages of their own, so the verdicts are checked at any load.
+int64_t cf_cpu_deadline_step(cf_cpu_deadline *deadline, int64_t now_us, const cf_usage *usage);
 
 /// Starts a persistent worker in a new process group: `command_fd` becomes its stdin,
 /// `result_fd` its fd 3, `log_fd` its stdout and stderr. Same limits as cf_run.
