@@ -100,11 +100,14 @@ public struct ReportWriter: Sendable {
                 if let arguments = record.finding.replayArguments {
                     replay = relative.command(with: arguments)
                     scriptCommand = replay
+                } else if minimizedPath == nil {
+                    replay = relative.command(replayingMissingFile: replayPath)
+                    scriptCommand = replay
                 } else {
                     replay = relative.command(replaying: relate.word(replayPath))
                     // The script replays the reproducer beside it, wherever the folder is now.
                     scriptCommand = relative.command(replaying: "@REPRODUCER@").replacingOccurrences(
-                        of: "@REPRODUCER@", with: minimizedPath == nil ? ShellWords.quote(replayPath) : "\"$here/minimized\(suffix)\"")
+                        of: "@REPRODUCER@", with: "\"$here/minimized\(suffix)\"")
                 }
                 try writeReplayScript(in: dir, command: scriptCommand)
                 var item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
