@@ -98,6 +98,20 @@ struct ReportTests {
         #expect(xml.contains("no validator"))
     }
 
+    @Test("the target's output in a finding is under a heading that says it is the target's, indented")
+    func targetOutputLabelled() throws {
+        let stderr = Array("corrupt-fuzz: crashed with signal 4 (SIGILL)\n  #0 parse\nlast line without newline".utf8)
+        // As junit.xml's failure text has it, which finding.txt is.
+        let body = JUnitXMLReporter().render(sampleReport(stderr: stderr))
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let heading = try #require(lines.firstIndex(of: "The target's standard error (as it printed it, first 2 KiB):"), "\(body)")
+        #expect(Array(lines[(heading + 1)...].prefix(2)) == ["    corrupt-fuzz: crashed with signal 4 (SIGILL)", "      #0 parse"], "\(body)")
+        // A last line without a newline too (the failure element closes after it).
+        #expect(lines[heading + 3].hasPrefix("    last line without newline"), "\(body)")
+        // No line of the target's reads as corrupt-fuzz's own.
+        #expect(!lines.contains { $0.hasPrefix("corrupt-fuzz:") }, "\(body)")
+    }
+
     @Test("times have at most three decimals and no exponent")
     func times() {
         #expect(junitTime(0) == "0.000")
