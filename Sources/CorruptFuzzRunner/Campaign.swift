@@ -690,18 +690,23 @@ public final class Campaign: @unchecked Sendable {
     /// - Parameter end: When the campaign's time is up, if it has a duration.
     private func minimize(_ findings: inout [FindingRecord], until end: ContinuousClock.Instant?, shouldStop: @Sendable () -> Bool) {
         let slots = executor.slots
-        let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
+        let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests ?? Int.max)
         let overall = min(end ?? .now + .seconds(86400), .now + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000)))
         // Kinds in order of severity (crash first), then in the order found.
         let order = findings.indices.sorted { (findings[$0].finding.kind, $0) < (findings[$1].finding.kind, $1) }
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                for index in stride(from: slot, to: order.count, by: slots).map({ order[$0] }) {
+                let mine = stride(from: slot, to: order.count, by: slots).map({ order[$0] })
+                for (position, index) in mine.enumerated() {
                     var record = records[index]
                     let original = record.finding.input
-                    guard let bytes = original.bytes, !bytes.isEmpty, ContinuousClock.now < overall else { continue }
-                    let deadline = min(overall, ContinuousClock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
+                    let now = ContinuousClock.now
+                    guard let bytes = original.bytes, !bytes.isEmpty, now < overall else { continue }
+                    // This finding's share of the time left: all of it for the last, a part
+                    // for each of many; at most minimizeMaxSeconds when that is set.
+                    var deadline = now + (overall - now) / (mine.count - position)
+                    if let most = configuration.minimizeMaxSeconds { deadline = min(deadline, now + .milliseconds(Int(most * 1000))) }
                     var lastExecution: Execution?
                     // A test of a hang costs the deadline and a confirmation at twice its own; no
                     // test starts that could end after `deadline`. Another finding's candidate
