@@ -98,6 +98,29 @@ extension FreshProcessCheck: CustomStringConvertible {
     }
 }
 
+/// An input that missed the deadline once and finished when run again with a longer one.
+public struct SlowInput: Sendable, Codable, Hashable {
+    public var bytes: [UInt8]
+    /// How it was made (``TestInput/origin``).
+    public var origin: String
+    /// What the second run did (``Outcome/summary``).
+    public var outcome: String
+
+    public init(bytes: [UInt8], origin: String, outcome: String) {
+        self.bytes = bytes
+        self.origin = origin
+        self.outcome = outcome
+    }
+
+    /// Adds `input` to `kept` unless it holds it or ``CampaignResult/maxSlowInputsKept``.
+    static func keep(_ input: SlowInput, in kept: inout [SlowInput]?) {
+        var list = kept ?? []
+        guard list.count < CampaignResult.maxSlowInputsKept, !list.contains(where: { $0.bytes == input.bytes }) else { return }
+        list.append(input)
+        kept = list
+    }
+}
+
 /// How a finding's minimization ended.
 public enum MinimizationEnd: String, Sendable, Hashable, Codable, CustomStringConvertible {
     /// No single byte, or chunk, could be removed and keep the finding (kind and signature).
@@ -316,6 +339,11 @@ public struct CampaignResult: Sendable, Codable {
     /// Inputs that missed the deadline once and finished when run again with a longer one
     /// (``Judge``): slow, not hangs.
     public var slowInputs = 0
+    /// The first ``maxSlowInputsKept`` of them (distinct), kept for inspection as AFL++ keeps
+    /// its hangs: the report saves them under `slow/<target>/`. An input near the deadline on
+    /// this machine may be a hang on a slower one.
+    public var slowInputsKept: [SlowInput]?
+    public static let maxSlowInputsKept = 20
     /// Findings a persistent worker's process showed only after it had lived through a crash (a
     /// trap, an abort, a memory fault: `CORRUPT_FUZZ_RECOVER_CRASHES`) and a fresh process did
     /// not show: what the crash left (a
@@ -596,6 +624,7 @@ public final class Campaign: @unchecked Sendable {
         for job in jobs {
             result.executions += job.executions
             result.slowInputs += job.slowInputs
+            for slow in job.slowInputsKept ?? [] { SlowInput.keep(slow, in: &result.slowInputsKept) }
             result.targetGivesReasons = result.targetGivesReasons || job.targetGivesReasons
             for (reason, count) in job.undecided
             where result.undecided[reason] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
