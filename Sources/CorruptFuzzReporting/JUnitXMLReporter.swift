@@ -260,19 +260,29 @@ public struct JUnitXMLReporter: Sendable {
             let end = record.minimizationEnd.map { $0 == .oneMinimal ? " (1-minimal)" : " (not 1-minimal: minimization ran \($0))" } ?? ""
             lines.append("minimized: \(original.count) -> \(minimized.count) bytes in \(record.minimizationTests) executions\(end)")
         }
+        // The target's own output, under a heading that says whose it is and indented: the
+        // crash reporter corrupt-fuzz preloads into C targets prints `corrupt-fuzz: crashed
+        // with signal 4` there, which at the start of a line reads as the tool crashing.
         let execution = record.minimizedExecution ?? finding.execution
         if !execution.stderr.isEmpty {
-            lines.append("stderr (first 2 KiB):")
-            lines.append(XMLText.decode(execution.stderr.prefix(2048)))
+            lines.append("The target's standard error (as it printed it, first 2 KiB):")
+            lines += Self.indented(XMLText.decode(execution.stderr.prefix(2048)))
         }
         if !execution.stdout.isEmpty {
-            lines.append("stdout (first 1 KiB):")
-            lines.append(XMLText.decode(execution.stdout.prefix(1024)))
+            lines.append("The target's standard output (as it printed it, first 1 KiB):")
+            lines += Self.indented(XMLText.decode(execution.stdout.prefix(1024)))
         }
         // Last, so that a reporter looking for the suite's file in the text finds this line
         // and not a mention in the target's output.
         if let location = saved?.location { lines.append("source: \(location)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// `text`'s lines, each indented by four spaces (a line the target left unfinished too).
+    static func indented(_ text: String) -> [String] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+        if text.hasSuffix("\n") { lines.removeLast() }
+        return lines
     }
 
     /// The distinct details of a finding with many (``FindingRecord/variants``): one line each,

@@ -55,13 +55,25 @@ public struct ReplayDescription: Sendable, Hashable, Codable {
     public func command(replaying path: String) -> String {
         if let commandWords { return (commandWords + [path]).map(ShellWords.quote).joined(separator: " ") }
         if let directExecutable { return ShellWords.quote(directExecutable) + " " + ShellWords.quote(path) }
+        return (replayWords() + [ShellWords.quote(path)]).joined(separator: " ")
+    }
+
+    /// The shell command that replays a missing file: `corrupt-fuzz replay … --missing-file`
+    /// (replay refuses a path that does not exist); a command of its own gets `path`, which
+    /// must not exist.
+    public func command(replayingMissingFile path: String) -> String {
+        if commandWords != nil || directExecutable != nil { return command(replaying: path) }
+        return (replayWords() + ["--missing-file"]).joined(separator: " ")
+    }
+
+    /// `corrupt-fuzz replay` with the target, the selection and the limits, quoted.
+    private func replayWords() -> [String] {
         var words = [ShellWords.quote(tool), "replay", "--target", ShellWords.quote(targetCommand)]
         for option in selection { words += option.enumerated().map { $0.offset == 0 ? $0.element : ShellWords.quote($0.element) } }
         let defaults = ProcessExecutor.Limits()
         if limits.timeoutMilliseconds != defaults.timeoutMilliseconds { words += ["--timeout", "\(limits.timeoutMilliseconds)ms"] }
         if limits.memoryLimit != defaults.memoryLimit { words += ["--memory-limit", Self.size(limits.memoryLimit)] }
-        words.append(ShellWords.quote(path))
-        return words.joined(separator: " ")
+        return words
     }
 
     /// The same description with every path below `base` written relative to it: the tool, the

@@ -102,11 +102,14 @@ public struct ReportWriter: Sendable {
                 if let arguments = record.finding.replayArguments {
                     replay = relative.command(with: arguments)
                     scriptCommand = replay
+                } else if minimizedPath == nil {
+                    replay = relative.command(replayingMissingFile: replayPath)
+                    scriptCommand = replay
                 } else {
                     replay = relative.command(replaying: relate.word(replayPath))
                     // The script replays the reproducer beside it, wherever the folder is now.
                     scriptCommand = relative.command(replaying: "@REPRODUCER@").replacingOccurrences(
-                        of: "@REPRODUCER@", with: minimizedPath == nil ? ShellWords.quote(replayPath) : "\"$here/minimized\(suffix)\"")
+                        of: "@REPRODUCER@", with: "\"$here/minimized\(suffix)\"")
                 }
                 try writeReplayScript(in: dir, command: scriptCommand)
                 var item = RunReport.SavedReproducer(minimized: minimizedPath, original: originalPath, replayCommand: replay)
@@ -121,7 +124,33 @@ public struct ReportWriter: Sendable {
                 saved.append(item)
             }
             suites[s].reproducers = saved
+            try saveSlowInputs(of: suite)
         }
+    }
+
+    /// The folder a suite's slow inputs are saved in: `slow/<target>/`.
+    public func slowFolder(of suite: RunReport.Suite) -> URL {
+        folder.appendingPathComponent("slow").appendingPathComponent(Self.slug(suite.result.targetName))
+    }
+
+    /// Saves the inputs that missed the deadline once and finished when run again
+    /// (``CampaignResult/slowInputsKept``) as `slow/<target>/slow-N.EXT`, with `slow.txt`
+    /// saying how each was made and what its second run did.
+    func saveSlowInputs(of suite: RunReport.Suite) throws(CorruptFuzzError) {
+        guard let slow = suite.result.slowInputsKept, !slow.isEmpty else { return }
+        let ext = suite.replay.fileExtension
+        let dir = slowFolder(of: suite)
+        try create(dir)
+        var lines = [
+            "Inputs that missed the \(suite.result.configuration.limits.timeoutMilliseconds) ms deadline once and finished when run again with a longer one: slow, not hangs here (perhaps hangs on a slower machine). Replay one with:",
+            "  " + suite.replay.relative(to: workingDirectory).command(replaying: "FILE"), "",
+        ]
+        for (index, input) in slow.enumerated() {
+            let name = "slow-\(index + 1)\(ext.isEmpty ? "" : ".\(ext)")"
+            try write(Data(input.bytes), to: dir.appendingPathComponent(name))
+            lines.append("\(name): \(input.bytes.count) bytes; input: \(input.origin); when run again: \(input.outcome)")
+        }
+        try write(Data((lines.joined(separator: "\n") + "\n").utf8), to: dir.appendingPathComponent("slow.txt"))
     }
 
     /// Writes `replay` into a finding's folder: a script that replays the finding with its own

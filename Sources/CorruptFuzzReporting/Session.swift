@@ -180,6 +180,9 @@ public final class Session {
             if r.slowInputs > 0 {
                 out +=
                     "  note: \(r.slowInputs) input\(r.slowInputs == 1 ? "" : "s") missed the \(r.configuration.limits.timeoutMilliseconds) ms deadline once and finished when run again with \(hangConfirmationMilliseconds(for: r.configuration.limits.timeoutMilliseconds)) ms: slow, not hangs\n"
+                if let kept = r.slowInputsKept, !kept.isEmpty {
+                    out += "    kept for a look: \(writer.slowFolder(of: suite).path)/ (\(kept.count) of them, slow.txt says how each was made)\n"
+                }
             }
             let undecided = r.undecided.values.reduce(0, +)
             if undecided > 0, let top = r.undecided.max(by: { $0.value < $1.value }) {

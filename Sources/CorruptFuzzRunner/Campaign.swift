@@ -106,6 +106,29 @@ extension FreshProcessCheck: CustomStringConvertible {
     }
 }
 
+/// An input that missed the deadline once and finished when run again with a longer one.
+public struct SlowInput: Sendable, Codable, Hashable {
+    public var bytes: [UInt8]
+    /// How it was made (``TestInput/origin``).
+    public var origin: String
+    /// What the second run did (``Outcome/summary``).
+    public var outcome: String
+
+    public init(bytes: [UInt8], origin: String, outcome: String) {
+        self.bytes = bytes
+        self.origin = origin
+        self.outcome = outcome
+    }
+
+    /// Adds `input` to `kept` unless it holds it or ``CampaignResult/maxSlowInputsKept``.
+    static func keep(_ input: SlowInput, in kept: inout [SlowInput]?) {
+        var list = kept ?? []
+        guard list.count < CampaignResult.maxSlowInputsKept, !list.contains(where: { $0.bytes == input.bytes }) else { return }
+        list.append(input)
+        kept = list
+    }
+}
+
 /// How a finding's minimization ended.
 public enum MinimizationEnd: String, Sendable, Hashable, Codable, CustomStringConvertible {
     /// No single byte, or chunk, could be removed and keep the finding (kind and signature).
@@ -324,6 +347,11 @@ public struct CampaignResult: Sendable, Codable {
     /// Inputs that missed the deadline once and finished when run again with a longer one
     /// (``Judge``): slow, not hangs.
     public var slowInputs = 0
+    /// The first ``maxSlowInputsKept`` of them (distinct), kept for inspection as AFL++ keeps
+    /// its hangs: the report saves them under `slow/<target>/`. An input near the deadline on
+    /// this machine may be a hang on a slower one.
+    public var slowInputsKept: [SlowInput]?
+    public static let maxSlowInputsKept = 20
     /// Findings a persistent worker's process showed only after it had lived through a crash (a
     /// trap, an abort, a memory fault: `CORRUPT_FUZZ_RECOVER_CRASHES`) and a fresh process did
     /// not show: what the crash left (a
@@ -612,6 +640,7 @@ public final class Campaign: @unchecked Sendable {
         for job in jobs {
             result.executions += job.executions
             result.slowInputs += job.slowInputs
+            for slow in job.slowInputsKept ?? [] { SlowInput.keep(slow, in: &result.slowInputsKept) }
             result.targetGivesReasons = result.targetGivesReasons || job.targetGivesReasons
             for (reason, count) in job.undecided
             where result.undecided[reason] != nil || result.undecided.count < CampaignResult.maxUndecidedReasons {
@@ -707,7 +736,7 @@ public final class Campaign: @unchecked Sendable {
     private func minimize(_ findings: inout [FindingRecord], until end: FuzzInstant?, shouldStop: @Sendable () -> Bool) {
         let slots = executor.slots
         let clock = configuration.clock
-        let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests)
+        let minimizer = Minimizer(maxTests: configuration.minimizeMaxTests ?? Int.max)
         let started = clock.now
         let overall = min(end ?? started + .seconds(86400), started + .milliseconds(Int(configuration.minimizeTotalSeconds * 1000)))
         // Kinds in order of severity (crash first), then in the order found.
@@ -715,11 +744,16 @@ public final class Campaign: @unchecked Sendable {
         findings.withUnsafeMutableBufferPointer { buffer in
             let records = UnsafeMutableSendableBuffer(buffer)
             DispatchQueue.concurrentPerform(iterations: min(slots, records.count)) { slot in
-                for index in stride(from: slot, to: order.count, by: slots).map({ order[$0] }) {
+                let mine = stride(from: slot, to: order.count, by: slots).map({ order[$0] })
+                for (position, index) in mine.enumerated() {
                     var record = records[index]
                     let original = record.finding.input
-                    guard let bytes = original.bytes, !bytes.isEmpty, clock.now < overall else { continue }
-                    let deadline = min(overall, clock.now + .milliseconds(Int(configuration.minimizeMaxSeconds * 1000)))
+                    let now = clock.now
+                    guard let bytes = original.bytes, !bytes.isEmpty, now < overall else { continue }
+                    // This finding's share of the time left: all of it for the last, a part
+                    // for each of many; at most minimizeMaxSeconds when that is set.
+                    var deadline = now + (overall - now) / (mine.count - position)
+                    if let most = configuration.minimizeMaxSeconds { deadline = min(deadline, now + .milliseconds(Int(most * 1000))) }
                     var lastExecution: Execution?
                     // A test of a hang costs the deadline and a confirmation at twice its own; no
                     // test starts that could end after `deadline`. Another finding's candidate

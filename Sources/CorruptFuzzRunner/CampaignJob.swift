@@ -171,7 +171,13 @@ extension Campaign {
         /// - Throws: The error that the target rejected every seed on standard input.
         private func take(_ input: TestInput, _ outcome: borrowing Judge.Judgement) throws(CorruptFuzzError) {
             result.executions += 1
-            if outcome.slow { result.slowInputs += 1 }
+            if outcome.slow {
+                result.slowInputs += 1
+                // Kept, not dropped: the report saves it for a look (a hang elsewhere?).
+                if let bytes = input.bytes, (result.slowInputsKept?.count ?? 0) < CampaignResult.maxSlowInputsKept {
+                    SlowInput.keep(SlowInput(bytes: bytes, origin: input.origin, outcome: outcome.execution.outcome.summary), in: &result.slowInputsKept)
+                }
+            }
             result.inputSequenceHash = Campaign.fnv(result.inputSequenceHash, input, byName: campaign.judge.traps != nil)
             if case .rejected(let reason?, _, _) = outcome.execution.outcome, !reason.rawValue.isEmpty {
                 result.targetGivesReasons = true

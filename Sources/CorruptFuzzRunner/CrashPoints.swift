@@ -106,6 +106,9 @@ public struct CrashPointCheck: Sendable {
     public var faults: [IOFault] = []
     /// Only this fault point (a replay of a fault finding).
     public var onlyFault: Int?
+    /// Processes the program (or the check) left running outside its process group (a daemon,
+    /// `setsid cmd &`) that were killed after its run, in this check's ``run()``.
+    private let escapees = LockedBox(0)
 
     public init(
         target: TargetCommand, check: FolderCheck?, validator: (any Validator)?, fileExtension: String, data: URL, recorder: String,
@@ -144,6 +147,7 @@ public struct CrashPointCheck: Sendable {
     }
 
     public func run() throws(CorruptFuzzError) -> Result {
+        escapees.set(0)
         let scratch = try ScratchFolder.make(prefix: "corrupt-fuzz-crashpoints")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let initial = try DataFolder.snapshot(data)
@@ -326,6 +330,7 @@ public struct CrashPointCheck: Sendable {
             "crash points: \(target.name)", command: target.line, validator: check?.name ?? validator?.name, inputs: [data.path],
             checks: faults.isEmpty ? Self.checks : Self.faultChecks, executions: executions)
         result.configuration.seed = seed
+        result.escapedProcessesKilled = escapees.value
         return Result(result: result, operations: operations, statesChecked: states.count)
     }
 
@@ -526,7 +531,14 @@ public struct CrashPointCheck: Sendable {
     private func run(_ command: TargetCommand, replacing placeholder: String, with value: String, environment: [String: String] = [:])
         throws(CorruptFuzzError) -> Execution
     {
-        try ProcessExecutor.runOnce(command, replacing: placeholder, with: value, environment: environment, limits: limits)
+        let execution = try ProcessExecutor.runOnce(command, replacing: placeholder, with: value, environment: environment, limits: limits)
+        // What the run left running outside its process group (a daemon writing into the
+        // folder) is killed now, as a campaign kills it: it would change the states checked
+        // after it, and outlive the check. Only where this process is a subreaper (a session
+        // makes the command line's one), as for `run`.
+        let killed = Campaign.reapEscapees()
+        if killed > 0 { escapees.withLock { $0 += killed } }
+        return execution
     }
 
     private func targetEnvironment(_ folder: URL) -> [String: String] {

@@ -37,13 +37,17 @@ public struct FuzzConfiguration: Sendable {
     public var truncateEveryLengthUpTo: Int = 1024
     /// Whether findings are minimized before they are reported.
     public var minimize = true
-    /// The most executions spent minimizing one finding.
-    public var minimizeMaxTests = 400
-    /// The most seconds spent minimizing one finding.
-    public var minimizeMaxSeconds: Double = 10
-    /// The most seconds spent minimizing all findings (within ``maxSeconds`` when it is set);
-    /// crashes, hangs and memory blow-ups go first, and findings left when it runs out are
-    /// reported as found.
+    /// The most executions spent minimizing one finding (`--minimize-runs`); nil: no count,
+    /// the time decides. (It was a fixed 400: a finding of a few hundred bytes stopped short of
+    /// 1-minimal however much of the campaign's time was left.)
+    public var minimizeMaxTests: Int?
+    /// The most seconds spent minimizing one finding; nil: its share of the time minimization
+    /// has left (that time divided among the findings still to minimize), so that one finding
+    /// alone gets it all and many share it.
+    public var minimizeMaxSeconds: Double?
+    /// The most seconds spent minimizing all findings (`--minimize-time`; within a fifth of
+    /// ``maxSeconds`` when it is set); crashes, hangs and memory blow-ups go first, and findings
+    /// left when it runs out are reported as found.
     public var minimizeTotalSeconds: Double = 120
     /// The mutators of the havoc stage.
     public var mutators: [Mutator] = Mutator.byteLevel

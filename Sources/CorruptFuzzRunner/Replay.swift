@@ -35,16 +35,26 @@ public struct Replay: Sendable {
             outsideTraps: namesTraps || format?.mutator?.usesOutsideTraps == true)
     }
 
-    /// Replays the file at `path` (a path that does not exist is a missing file, which must be
-    /// rejected as `not-found`).
-    /// - Throws: ``CorruptFuzzError`` when the file exists but cannot be read, or the target
-    ///   cannot be run.
+    /// Replays the file at `path`.
+    /// - Throws: ``CorruptFuzzError`` when the file does not exist or cannot be read (a typo in
+    ///   a CI step's path must fail it, not pass it as a loader that rejects a missing file;
+    ///   ``replayMissingFile()`` replays that input on purpose), or the target cannot be run.
     public func replay(_ path: String) throws(CorruptFuzzError) -> Entry {
-        var bytes: [UInt8]?
-        if FileManager.default.fileExists(atPath: path) {
-            guard let data = FileManager.default.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
-            bytes = judge.rebind([UInt8](data))
-        }
+        guard FileManager.default.fileExists(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "\(path) does not exist") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CorruptFuzzError(.unusableCorpus, "cannot read \(path)") }
+        return try replay(judge.rebind([UInt8](data)), path: path)
+    }
+
+    /// Replays a missing file: the input every loader that reads a path must reject as
+    /// `not-found` (the target is given a path that does not exist).
+    public func replayMissingFile() throws(CorruptFuzzError) -> Entry {
+        try replay(nil, path: Self.missingFileName)
+    }
+
+    /// What ``replayMissingFile()``'s entry is called.
+    public static let missingFileName = "(a missing file)"
+
+    private func replay(_ bytes: [UInt8]?, path: String) throws(CorruptFuzzError) -> Entry {
         let input = TestInput(bytes: bytes, mutations: ["replay"], seedName: path)
         // Each file's suspected hang is confirmed (not only the first), at the confirmation's
         // deadline: half what a campaign's hang was shown to take (a minimized hang and a

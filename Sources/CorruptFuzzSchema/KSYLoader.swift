@@ -18,6 +18,12 @@ import Yams
 /// - `meta/-allow-trailing: true`: bytes after the last field are allowed (by default they
 ///   are a violation).
 ///
+/// A type may contain itself (a tree of nodes) when something on the way can end the
+/// recursion (an `if`, a repeat that can be empty, a switch-on case of another type); one that
+/// contains itself through fields that are always there is an error at load
+/// (``BinarySchema/unendingRecursion()``). Files nested deeper than
+/// ``SchemaParser/maxNesting`` records are violations, never a stack overflow.
+///
 /// `instances` with `pos` are read at their offset and validated; the encoder writes the bytes
 /// they cover back as read. Not supported yet: value instances, bit-sized integers, `process`,
 /// `terminator` other than zero, `params`.
@@ -277,8 +283,11 @@ public enum KSYLoader {
         }
     }
 
-    /// Checks cross-references: sizes and counts name existing fields, checksums name fields.
+    /// Checks cross-references: sizes and counts name existing fields, checksums name fields;
+    /// and that no type contains itself with nothing that can end the recursion
+    /// (``BinarySchema/unendingRecursion()``).
     private static func check(_ schema: BinarySchema) throws(SchemaError) {
+        if let recursion = schema.unendingRecursion() { throw SchemaError(recursion) }
         for (name, definition) in [("", schema.root)] + schema.types.map({ ($0.key, $0.value) }) {
             let ids = Set(definition.seq.map(\.id))
             for field in definition.seq {

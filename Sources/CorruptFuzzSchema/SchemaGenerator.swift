@@ -60,15 +60,18 @@ public struct SchemaGenerator: Sendable {
                 continue
             }
             // A count or length drawn here decides the size of what it describes.
+            // At the deepest nesting, the least: a type that contains itself (a node with
+            // children) then ends in a valid leaf, not in a record left empty.
+            let deepest = depth >= limits.maxDepth
             if let derived = derivedRange(of: field, in: definition) {
-                values.append(.integer(drawSize(derived, rng: &rng)))
+                values.append(.integer(deepest ? derived.lowerBound : drawSize(derived, rng: &rng)))
                 continue
             }
             if let repetition = field.repetition {
                 var count = 0
                 switch repetition {
                 case .count(let expression): count = Int(clamping: scopes.evaluate(expression) ?? 0)
-                case .untilEnd: count = rng.below(limits.maxElements + 1)
+                case .untilEnd: count = deepest ? 0 : rng.below(limits.maxElements + 1)
                 case .until: count = 1 + rng.below(limits.maxElements)
                 }
                 var elements: [SchemaValue] = []

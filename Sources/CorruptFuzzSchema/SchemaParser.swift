@@ -13,6 +13,12 @@ public struct SchemaParser: Sendable {
     /// The first-violation pass's working arrays, kept between calls.
     private let scratch: ParseScratch
 
+    /// The deepest nesting of records a file may have: a schema whose types contain
+    /// themselves (a tree of nodes) is read to this depth, and a file nested deeper is a
+    /// violation, so that no file, however deep, overflows the stack (each record read is a few
+    /// calls deep).
+    public static let maxNesting = 64
+
     public init(schema: BinarySchema) {
         self.schema = schema
         plan = SchemaPlan(schema)
@@ -112,6 +118,8 @@ private struct ParseState {
     var path = FieldPath()
     /// Where each field of the open records started, for checksums that start at a field.
     var fieldStarts: [Int] = []
+    /// How many records are open (at most ``SchemaParser/maxNesting``).
+    var depth = 0
 
     init(bytes: [UInt8], plan: SchemaPlan, buildsValue: Bool) {
         self.bytes = bytes
@@ -126,6 +134,7 @@ private struct ParseState {
         scopes.removeAll()
         path.removeAll()
         fieldStarts.removeAllKeepingStorage()
+        depth = 0
     }
 
     /// The first broken rule in `bytes`, or nil, read with the storage of the last pass's
@@ -177,6 +186,9 @@ private struct ParseState {
 
     /// Reads a record of `type`; the path already names it.
     mutating func readRecord(_ type: TypePlan, typeName: String, stream: inout Stream) throws(Violation) -> SchemaValue {
+        guard depth < SchemaParser.maxNesting else { throw fail("records nested deeper than \(SchemaParser.maxNesting)") }
+        depth += 1
+        defer { depth -= 1 }
         scopes.push(type, streamSize: stream.end - stream.start)
         let startsBase = fieldStarts.count
         var values: [SchemaValue] = []

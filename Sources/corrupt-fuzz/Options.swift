@@ -165,3 +165,19 @@ func configurationError(_ error: CorruptFuzzError) -> ExitCode {
 extension Shard: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
 }
+
+/// Checks that `path` names a file this process can read, as a usage error (exit status 2)
+/// naming the file and the problem: a missing file, a folder, or one that cannot be opened.
+/// A typo in a CI step's file argument then fails the step instead of passing it.
+/// - Parameter role: What the file is for, e.g. `reproducer`, in the message.
+func checkReadableFile(_ path: String, role: String) throws {
+    var info = stat()
+    guard stat(path, &info) == 0 else {
+        let why = errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))"
+        throw ValidationError("\(role) \(path) \(why)")
+    }
+    if info.st_mode & S_IFMT == S_IFDIR { throw ValidationError("\(role) \(path) is a folder, not a file") }
+    let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard descriptor >= 0 else { throw ValidationError("\(role) \(path) cannot be read (\(String(cString: strerror(errno))))") }
+    close(descriptor)
+}

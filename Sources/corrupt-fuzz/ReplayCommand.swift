@@ -10,8 +10,9 @@ struct ReplayCommand: ParsableCommand {
         commandName: "replay",
         abstract: "Run reproducer files against a target once; exit 1 if any is a finding.",
         discussion: """
-            A path that does not exist is replayed as a missing file, which must be rejected as not-found. \
-            With --known-findings, findings the file lists are expected: the exit status is 1 only for others \
+            A file that does not exist or cannot be read is an error (exit status 2), so that a typo in a CI step \
+            fails it; --missing-file replays the missing-file input on purpose (the target gets a path that does \
+            not exist and must reject it as not-found). With --known-findings, findings the file lists are expected: the exit status is 1 only for others \
             (a regression store replayed on every pull request).
             """)
 
@@ -28,12 +29,16 @@ struct ReplayCommand: ParsableCommand {
     )
     var name: String?
 
+    @Flag(name: .long, help: "Also replay a missing file (a finding's reproducer that is no file): the target gets a path that does not exist.")
+    var missingFile = false
+
     @Argument(help: ArgumentHelp("Reproducer files.", valueName: "file"))
-    var files: [String]
+    var files: [String] = []
 
     func validate() throws {
         if targetOptions.target == nil { throw ValidationError("replay needs --target") }
-        if files.isEmpty { throw ValidationError("replay needs at least one file") }
+        if files.isEmpty, !missingFile { throw ValidationError("replay needs at least one file (or --missing-file)") }
+        for file in files { try checkReadableFile(file, role: "reproducer") }
     }
 
     func run() throws {
@@ -44,9 +49,10 @@ struct ReplayCommand: ParsableCommand {
             let replay = try Replay(
                 target: command, format: try targetOptions.resolvedFormat()?.format, validator: try targetOptions.validator.map { try TargetCommand($0) },
                 limits: targetOptions.limits, files: files)
-            for file in files {
-                let judgement = try replay.replay(file).judgement
-                var lines = ["\(file): \(judgement.execution.outcome.summary)"]
+            for file in (missingFile ? [nil] : []) + files.map(Optional.some) {
+                let entry = try file.map { path throws(CorruptFuzzError) in try replay.replay(path) } ?? replay.replayMissingFile()
+                let judgement = entry.judgement
+                var lines = ["\(entry.path): \(judgement.execution.outcome.summary)"]
                 if case .invalid? = judgement.verdict, let verdict = judgement.verdict {
                     lines.append("  validator: \(verdict)")
                 }

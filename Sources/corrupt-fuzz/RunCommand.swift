@@ -56,6 +56,19 @@ struct RunCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "The most executions spent minimizing one finding (default: no count; the time left decides).", valueName: "n"))
+    var minimizeRuns: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The most time spent minimizing all findings, shared among them (default 2m; with --duration, at most a fifth of it).",
+            valueName: "duration"))
+    var minimizeTime: Seconds?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Run part I of N of the campaign (every N-th deterministic input and a random stream of its own), for a campaign split across machines; combine the reports with `corrupt-fuzz merge`.",
             valueName: "I/N"))
     var shard: Shard?
@@ -79,6 +92,10 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if let runs, runs <= 0 { throw ValidationError("--runs must be positive") }
         if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
+        if let minimizeRuns, minimizeRuns <= 0 { throw ValidationError("--minimize-runs must be positive") }
+        if noMinimize, minimizeRuns != nil || minimizeTime != nil {
+            throw ValidationError("--minimize-runs and --minimize-time need minimization: not with --no-minimize")
+        }
         if runs != nil, duration != nil { throw ValidationError("give either --runs or --duration, not both") }
         let hasTarget = targetOptions.target != nil
         let generates = targetOptions.formats.generates
@@ -101,6 +118,8 @@ struct RunCommand: ParsableCommand {
         configuration.jobs = jobs ?? System.coreCount
         configuration.limits = targetOptions.limits
         configuration.minimize = !noMinimize
+        configuration.minimizeMaxTests = minimizeRuns
+        if let minimizeTime { configuration.minimizeTotalSeconds = minimizeTime.value }
         configuration.shard = shard
         configuration.coverage = !noCoverage
         let findings: Int

@@ -75,6 +75,8 @@ struct ValidateCommand: ParsableCommand {
     func validate() throws {
         if files.isEmpty { throw ValidationError("validate needs at least one file") }
         if formats.isEmpty { throw ValidationError("validate needs --schema, --xsd or --format") }
+        // A file to check that is not there is the command's error (exit 2), not an invalid file.
+        for file in files { try checkReadableFile(file, role: "file") }
     }
 
     func run() throws {

@@ -145,6 +145,65 @@ struct CLICrashPointsTests {
         #expect(!result.stdout.contains("killed:"), "a kill leaves the old or the new file: \(result.stdout)")
     }
 
+    @Test("a daemon the program starts in a session of its own (setsid) is killed after each run, as run kills it, and counted")
+    func daemonsAreReaped() throws {
+        let reports = try temporaryFolder("crashpoints-daemon")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let data = try temporaryFolder("crashpoints-daemon-data")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let side = try temporaryFolder("crashpoints-daemon-side")
+        defer { try? FileManager.default.removeItem(at: side) }
+        try Data("old\n".utf8).write(to: data.appendingPathComponent("value"))
+        // The program starts a daemon that writes forever outside the data folder, waits until
+        // it is up (its pid written), then saves.
+        let program = side.appendingPathComponent("save-with-daemon.sh")
+        try #"""
+        setsid sh -c 'echo $$ >> "$0/pids"; touch "$0/up-$1"; while :; do echo x >> "$0/log"; sleep 0.05; done' "$2" "$$" </dev/null >/dev/null 2>&1 &
+        while [ ! -e "$2/up-$$" ]; do sleep 0.01; done
+        echo new > "$1/value"
+        """#.write(to: program, atomically: true, encoding: .utf8)
+        let pidsFile = side.appendingPathComponent("pids")
+        func daemons() -> [Int32] {
+            ((try? String(contentsOf: pidsFile, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+        }
+        // Whatever the result, none is left behind by this test.
+        defer { for pid in daemons() { kill(pid, SIGKILL) } }
+        // Started with posix_spawn and waited for with waitpid, its output in a file: a daemon
+        // left running holds the descriptors corrupt-fuzz inherited (Foundation's Process learns
+        // of a child's exit from a socket the child inherits), and would keep this test waiting
+        // instead of failing it.
+        let output = side.appendingPathComponent("output.txt")
+        let arguments = [
+            product("corrupt-fuzz"), "crashpoints", "--target", "/bin/sh \(program.path) @@ \(side.path)", "--data", data.path,
+            "--check", #"/bin/sh -c 'cat "$1/value"' sh @@"#, "--reports", reports.path,
+        ]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for word in argv { free(word) } }
+        var pid: pid_t = 0
+        #expect(posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let printed = try String(contentsOf: output, encoding: .utf8)
+        #expect(status == 0, "exit status \(status >> 8): \(printed)")
+        let started = daemons()
+        #expect(started.count >= 2, "the clean run and a killed one each start one: \(started)")
+        // Gone (or a zombie about to be reaped), not re-parented to init and still writing.
+        let running = started.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+            return state != "Z" && state != "X"
+        }
+        #expect(running.isEmpty, "daemons still running after crashpoints returned: \(running)")
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        #expect(target["escapedProcessesKilled"] as? Int == started.count, "\(target["escapedProcessesKilled"] ?? "none"), \(started.count) started")
+    }
+
     @Test("bad input: no folder, a program that writes nothing there, a program that fails on the data")
     func badInput() throws {
         let missing = try corruptFuzz(["crashpoints", "--target", "/bin/true @@", "--data", "/nonexistent/folder"])

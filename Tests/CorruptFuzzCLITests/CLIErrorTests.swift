@@ -69,4 +69,46 @@ struct CLIErrorTests {
     func badOptions(arguments: [String], message: String) throws {
         try expectError(arguments, mentions: message)
     }
+
+    @Test("replay and validate of a file that does not exist, or is a folder, exit 2 naming it (a CI step with a typo fails)")
+    func missingFiles() throws {
+        let folder = try temporaryFolder("missing-files")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("typo.habits").path
+        try expectError(["replay", "--target", "/bin/cat @@", missing], mentions: "reproducer \(missing) does not exist")
+        try expectError(["replay", "--target", "/bin/cat @@", folder.path], mentions: "reproducer \(folder.path) is a folder, not a file")
+        try expectError(["validate", "--format", "notes", missing], mentions: "file \(missing) does not exist")
+        try expectError(["validate", "--schema", "Corpus/schemas/habit-tracker.ksy", folder.path], mentions: "is a folder, not a file")
+        // One good file beside the typo does not make it pass.
+        try expectError(["replay", "--target", "/bin/cat @@", "Corpus/habits/README.md", missing], mentions: "does not exist")
+    }
+
+    @Test("replay --missing-file replays the missing-file input on purpose: a loader that accepts it is a finding")
+    func replayMissingFile() throws {
+        let accepts = try corruptFuzz(["replay", "--target", "/bin/true @@", "--missing-file"])
+        #expect(accepts.status == 1, "\(accepts.stdout)\(accepts.stderr)")
+        #expect(accepts.stdout.contains("(a missing file): accepted"), "\(accepts.stdout)")
+        #expect(accepts.stdout.contains("finding: silent-acceptance: not-found"), "\(accepts.stdout)")
+        let rejects = try corruptFuzz(["replay", "--target", "/bin/cat @@", "--missing-file"])
+        #expect(rejects.status == 0, "\(rejects.stdout)\(rejects.stderr)")
+        #expect(rejects.stdout.contains("no finding"), "\(rejects.stdout)")
+    }
+
+    @Test("a .ksy whose type contains itself with nothing to end it is an error naming the file and the cycle, in every command")
+    func recursiveSchema() throws {
+        let folder = try temporaryFolder("recursive-ksy")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = folder.appendingPathComponent("self.ksy")
+        try
+            "meta: {id: selfref}\nseq:\n  - id: head\n    type: node\ntypes:\n  node:\n    seq:\n      - id: tag\n        type: u1\n      - id: child\n        type: node\n"
+            .write(to: schema, atomically: true, encoding: .utf8)
+        let file = folder.appendingPathComponent("in.bin")
+        try Data([1, 0]).write(to: file)
+        let message = "\(schema.path): types.node contains itself with nothing that can end it: node.child (type node) → node"
+        try expectError(["validate", "--schema", schema.path, file.path], mentions: message)
+        try expectError(["generate", "--schema", schema.path, "--out", folder.appendingPathComponent("out").path], mentions: message)
+        try expectError(
+            ["run", "--target", "/bin/cat @@", "--schema", schema.path, "--runs", "50", "--reports", folder.appendingPathComponent("reports").path],
+            mentions: message)
+    }
 }

@@ -4,6 +4,32 @@ import Testing
 
 @Suite("Replay judges as the campaign judged")
 struct CLIReplayTests {
+    @Test("a finding whose input is a missing file replays with --missing-file: its printed command and its replay script show it again")
+    func missingFileFinding() throws {
+        let reports = try temporaryFolder("replay-missing-file")
+        defer { try? FileManager.default.removeItem(at: reports) }
+        let run = try corruptFuzz(["run", "--target", "/bin/true @@", "--corpus", "Corpus/habits", "--runs", "20", "--reports", reports.path])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        let target = try #require((try summary(in: reports)["targets"] as? [[String: Any]])?.first)
+        let missing = try #require(
+            findings(of: target).first { ($0["signature"] as? String)?.hasPrefix("not-found") == true }, "\(findings(of: target))")
+        let replay = try #require(missing["replay"] as? String)
+        #expect(replay.hasSuffix(" --missing-file"), "\(replay)")
+        let again = try shell(replay)
+        #expect(again.status == 1, "\(again.stdout)\(again.stderr)")
+        #expect(again.stdout.contains("(a missing file): accepted"), "\(again.stdout)")
+        let folder = try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent("latest/findings").path)
+        let script = try #require(
+            try folder.flatMap { target in
+                try FileManager.default.contentsOfDirectory(atPath: reports.appendingPathComponent("latest/findings/\(target)").path).map {
+                    reports.appendingPathComponent("latest/findings/\(target)/\($0)/replay").path
+                }
+            }.first { (try? String(contentsOfFile: $0, encoding: .utf8))?.contains("--missing-file") == true })
+        let scripted = try shell(script)
+        #expect(scripted.status == 1, "\(scripted.stdout)\(scripted.stderr)")
+        #expect(scripted.stdout.contains("(a missing file): accepted"), "\(scripted.stdout)")
+    }
+
     /// Reproducers as an `xxe` campaign saves them: they name the canary folder and the
     /// listener of a run that is over (its folder is gone, its port closed).
     static let documents: [(name: String, text: String, signature: String)] = [

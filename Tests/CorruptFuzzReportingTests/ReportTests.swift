@@ -98,6 +98,65 @@ struct ReportTests {
         #expect(xml.contains("no validator"))
     }
 
+    @Test("the target's output in a finding is under a heading that says it is the target's, indented")
+    func targetOutputLabelled() throws {
+        let stderr = Array("corrupt-fuzz: crashed with signal 4 (SIGILL)\n  #0 parse\nlast line without newline".utf8)
+        // As junit.xml's failure text has it, which finding.txt is.
+        let body = JUnitXMLReporter().render(sampleReport(stderr: stderr))
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let heading = try #require(lines.firstIndex(of: "The target's standard error (as it printed it, first 2 KiB):"), "\(body)")
+        #expect(Array(lines[(heading + 1)...].prefix(2)) == ["    corrupt-fuzz: crashed with signal 4 (SIGILL)", "      #0 parse"], "\(body)")
+        // A last line without a newline too (the failure element closes after it).
+        #expect(lines[heading + 3].hasPrefix("    last line without newline"), "\(body)")
+        // No line of the target's reads as corrupt-fuzz's own.
+        #expect(!lines.contains { $0.hasPrefix("corrupt-fuzz:") }, "\(body)")
+    }
+
+    /// Misses the deadline with inputs that start with SLOW, and finishes them when run again
+    /// with the confirmation's longer one.
+    struct SlowOnce: Executor {
+        let slots = 1
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            guard let bytes = input.bytes else { return Execution(outcome: .rejected(reason: "not-found", exitCode: 1, message: nil)) }
+            if bytes.isEmpty { return Execution(outcome: .rejected(reason: "empty", exitCode: 1, message: nil)) }
+            if bytes.starts(with: Array("SLOW".utf8)) { return Execution(outcome: .hung(milliseconds: 1000)) }
+            return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
+        }
+        func confirmHang(_ input: TestInput, slot: Int, margin: Int) -> Execution {
+            Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil))
+        }
+    }
+
+    @Test("inputs that missed the deadline once and finished when run again are kept in slow/<target>/, not dropped")
+    func slowInputsKept() throws {
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 200
+        configuration.jobs = 1
+        let result = try Campaign(
+            executor: SlowOnce(), targetName: "slow loader", targetCommand: "slow @@", takesPath: true, validator: nil,
+            seeds: [Seed(name: "slow.bin", bytes: Array("SLOW and steady".utf8)), Seed(name: "fast.bin", bytes: Array("fast".utf8))],
+            configuration: configuration
+        ).run()
+        #expect(result.findings.isEmpty, "slow is not a hang: \(result.findings.map(\.finding.signature))")
+        #expect(result.slowInputs >= 1)
+        let kept = try #require(result.slowInputsKept)
+        #expect(kept.contains { $0.bytes == Array("SLOW and steady".utf8) && $0.origin == "slow.bin" }, "\(kept.map(\.origin))")
+        #expect(kept.allSatisfy { $0.bytes.starts(with: Array("SLOW".utf8)) })
+        #expect(kept.count <= CampaignResult.maxSlowInputsKept && Set(kept.map(\.bytes)).count == kept.count)
+
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("slow-report-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let writer = try ReportWriter(root: root.path, runID: "run")
+        var suites = [RunReport.Suite(result: result, replay: ReplayDescription(tool: "corrupt-fuzz", targetCommand: "slow @@", fileExtension: "bin"))]
+        try writer.write(&suites)
+        let folder = root.appendingPathComponent("run/slow/\(ReportWriter.slug("slow loader"))")
+        let first = try Data(contentsOf: folder.appendingPathComponent("slow-1.bin"))
+        #expect([UInt8](first) == kept[0].bytes)
+        let listing = try String(contentsOf: folder.appendingPathComponent("slow.txt"), encoding: .utf8)
+        #expect(listing.contains("slow-1.bin: \(kept[0].bytes.count) bytes; input: \(kept[0].origin); when run again: rejected"), "\(listing)")
+        #expect(listing.contains("corrupt-fuzz replay --target 'slow @@' FILE"), "\(listing)")
+    }
+
     @Test("times have at most three decimals and no exponent")
     func times() {
         #expect(junitTime(0) == "0.000")

@@ -84,6 +84,40 @@ struct CampaignTests {
         #expect(Set(result.findings.map(\.finding.key)).count == result.findings.count)
     }
 
+    /// Crashes on any input of 500 bytes or more: a reproducer is 1-minimal at 500 bytes, and
+    /// showing it (each of its bytes tried away) takes more than 500 executions.
+    struct LongInputCrash: Executor {
+        let slots = 1
+        func execute(_ input: TestInput, slot: Int) -> Execution {
+            guard let bytes = input.bytes, bytes.count >= 500 else { return Execution(outcome: .rejected(reason: "corrupt", exitCode: 1, message: nil)) }
+            return Execution(outcome: .crashed(signal: 11, frames: ["parse"], message: nil))
+        }
+    }
+
+    func longInputCampaign(minimizeRuns: Int?) throws -> FindingRecord {
+        var configuration = FuzzConfiguration()
+        configuration.maxRuns = 5
+        if let minimizeRuns { configuration.minimizeMaxTests = minimizeRuns }
+        var rng = FuzzRNG(seed: 3)
+        let seed = Seed(name: "long", bytes: (0..<1500).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        let result = try Campaign(
+            executor: LongInputCrash(), targetName: "long", targetCommand: "long @@", takesPath: true, validator: nil, seeds: [seed],
+            configuration: configuration
+        ).run()
+        return try #require(result.findings.first { $0.finding.kind == .crash })
+    }
+
+    @Test("minimization runs as long as the time left allows, not a fixed 400 executions; --minimize-runs sets a count")
+    func minimizationBudget() throws {
+        let unbounded = try longInputCampaign(minimizeRuns: nil)
+        #expect(unbounded.minimized?.count == 500, "\(unbounded.minimized?.count ?? -1) bytes")
+        #expect(unbounded.minimizationEnd == .oneMinimal)
+        #expect(unbounded.minimizationTests > 400)
+        let counted = try longInputCampaign(minimizeRuns: 40)
+        #expect(counted.minimizationEnd == .outOfTests)
+        #expect(counted.minimizationTests == 40)
+    }
+
     @Test("one broken rule at two places is one finding with two variants, each counted and kept; a minimization that ends says how")
     func variantsCounted() throws {
         // The same rule ("not ASCII") quoted with where it broke: one signature, two details.
