@@ -261,9 +261,22 @@ public struct JUnitXMLReporter: Sendable {
             lines.append("minimized: \(original.count) -> \(minimized.count) bytes in \(record.minimizationTests) executions\(end)")
         }
         // The target's own output, under a heading that says whose it is and indented: the
-        // crash reporter corrupt-fuzz preloads into C targets prints `corrupt-fuzz: crashed
-        // with signal 4` there, which at the start of a line reads as the tool crashing.
+        // crash reporter corrupt-fuzz preloads into targets prints its header and frames
+        // there, in the target's process.
         let execution = record.minimizedExecution ?? finding.execution
+        if case .crashed = execution.outcome {
+            // The crash reporter gives modules and offsets: the frames as corrupt-fuzz named them.
+            let raw = CrashSignature.rawFrames(in: String(decoding: execution.stderr, as: UTF8.self))
+            let named = Symbolizer.shared.symbolize(raw)
+            if !named.isEmpty {
+                lines.append("The crashed thread's frames, named by corrupt-fuzz:")
+                for (index, frame) in named.prefix(40).enumerated() {
+                    let line = frame.sourceLine.map { " at " + $0 } ?? ""
+                    let inlined = frame.inlined ? " [inlined]" : ""
+                    lines.append("    #\(index) \(frame.name)\(line)\(inlined) (\(frame.moduleName)+0x\(String(frame.offset, radix: 16)))")
+                }
+            }
+        }
         if !execution.stderr.isEmpty {
             lines.append("The target's standard error (as it printed it, first 2 KiB):")
             lines += Self.indented(XMLText.decode(execution.stderr.prefix(2048)))
