@@ -23,10 +23,15 @@ public final class OutsideTrapsHost: @unchecked Sendable {
     private var requests: [String: [String]] = [:]
     private var runs: UInt64 = 0
     private var stopped = false
+    /// How long a client's request line is waited for.
+    private let requestWaitSeconds: Int
 
     /// Writes the canary and starts the listener (the traps have no URLs if it cannot start).
+    /// - Parameter requestWaitSeconds: How long the listener waits for a client's request line
+    ///   (a test of a silent client waits as long as it likes).
     /// - Throws: ``CorruptFuzzError`` when the canary cannot be written.
-    public init() throws(CorruptFuzzError) {
+    public init(requestWaitSeconds: Int = 1) throws(CorruptFuzzError) {
+        self.requestWaitSeconds = requestWaitSeconds
         let token = "corrupt-fuzz-canary-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         // The folder's name and the URLs must not hold the token: documents name them, and a
         // token the input holds does not count as a leak.
@@ -284,9 +289,10 @@ public final class OutsideTrapsHost: @unchecked Sendable {
         }
     }
 
-    /// Reads one client's request line (for at most a second), records the URL, answers 404.
+    /// Reads one client's request line (for at most ``requestWaitSeconds``), records the URL,
+    /// answers 404.
     private func answer(_ client: Int32) {
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        var timeout = timeval(tv_sec: requestWaitSeconds, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var request: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
