@@ -89,7 +89,8 @@ extension CrashSignature {
     /// one `die()` are two findings. Frames below corrupt-fuzz's worker loop are cut: a
     /// persistent worker and the same executable run once call the loader from different
     /// places. With `site`, the top frame names the crashing instruction when it has no source
-    /// line (`parse_a [parser+0x11b4]`), so that two traps in one function stay apart.
+    /// line and no runtime failure names the check (`parse_a [parser+0x11b4]`), so that two
+    /// traps in one function stay apart.
     public static func signatureFrames(_ all: [SymbolicFrame], site: Bool) -> (frames: [String], runtimeFailure: String?) {
         let failureMarker = "Swift runtime failure: "
         var runtimeFailure: String?
@@ -120,7 +121,7 @@ extension CrashSignature {
         var frames = kept.prefix(frameCount).map(\.name)
         if let line {
             frames[0] += " at " + line
-        } else if site, named {
+        } else if site, named, runtimeFailure == nil {
             frames[0] += " [\(top.moduleName)+0x\(String(top.offset, radix: 16))]"
         }
         return (frames, runtimeFailure)
@@ -178,7 +179,7 @@ extension CrashSignature {
         if words.count > 1, let prefix = words.first, prefix.count <= 3, !["die", "err"].contains(prefix) { words.removeFirst() }
         guard let firstWord = words.first, let lastWord = words.last else { return false }
         let starting: Set = ["die", "fatal", "panic", "abort", "assert", "assertion", "bail", "croak", "oops"]
-        let ending: Set = ["die", "fatal", "panic", "abort", "assert", "fail", "failed", "failure", "err", "error"]
+        let ending: Set = ["die", "fatal", "panic", "abort", "assert", "fail", "failed", "failure"]
         if lastWord == "error" || lastWord == "err" {
             // `fatal_error`, `xmlFatalErr`, `die_with_error`, `g_error` (GLib's, which aborts):
             // an error helper that is fatal, or a library's error that only ends the program.

@@ -128,7 +128,6 @@ public enum SwiftSymbolName {
             // "->" is no closing bracket.
             if text[index] == "-", text.index(after: index) < text.endIndex, text[text.index(after: index)] == ">" {
                 index = text.index(index, offsetBy: 2)
-                if depth == 0, text[..<index].hasSuffix(separator) { return text.index(index, offsetBy: -separator.count)..<index }
                 continue
             }
             index = text.index(after: index)

@@ -314,11 +314,9 @@ public final class ProcessExecutor: Executor, @unchecked Sendable {
             if signal == SIGSEGV || signal == SIGBUS || message == "stack-overflow", let function = CrashSignature.recursion(in: frames) {
                 return .crashed(signal: signal, frames: [function], message: "stack overflow (unbounded recursion)")
             }
-            let chosen = CrashSignature.signatureFrames(frames, site: message == nil)
-            let why = message ?? chosen.runtimeFailure
             // Without a message, the site (a line, or the instruction) tells traps apart.
-            let kept = message == nil && chosen.runtimeFailure != nil ? CrashSignature.signatureFrames(frames, site: false).frames : chosen.frames
-            return .crashed(signal: signal, frames: kept, message: why)
+            let chosen = CrashSignature.signatureFrames(frames, site: message == nil)
+            return .crashed(signal: signal, frames: chosen.frames, message: message ?? chosen.runtimeFailure)
         }
         // A stack overflow (a fault, or a sanitizer's report of one; a trap 16 calls deep in a
         // recursive parser is that trap): one bug wherever the stack happened to run out.
